@@ -1,0 +1,29 @@
+import { openApiCommand } from './openapi-command.js';
+import { serverCommand } from './server-command.js';
+
+const USAGE = `usage: edgeward <command> [flags]
+
+commands:
+  server    run the management API (edgeward server --help)
+  openapi   print the OpenAPI 3.1 document
+`;
+
+/** Returns an exit code for commands that finish, undefined for ones that keep running. */
+export async function runCli(argv: string[]): Promise<number | undefined> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'server':
+      return serverCommand(rest);
+    case 'openapi':
+      return openApiCommand();
+    case undefined:
+    case '-h':
+    case '--help':
+    case 'help':
+      process.stdout.write(USAGE);
+      return command === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`edgeward: unknown command '${command}'\n${USAGE}`);
+      return 2;
+  }
+}

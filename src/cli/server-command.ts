@@ -1,0 +1,83 @@
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { startServer } from '../server/start.js';
+
+const HELP = `usage: edgeward server [flags]
+
+  --data-dir DIR        where the SQLite file and the secret key live (default ./edgeward-data)
+  --database-url URL    postgres://... to share one account between replicas (instead of SQLite)
+  --host HOST           listen address (default 127.0.0.1)
+  --port PORT           listen port (default 4040)
+  --base-url URL        public URL of the API, used in every "uri" (default: the listen address)
+  --tls-cert FILE       serve HTTPS with this certificate chain (PEM) ...
+  --tls-key FILE        ... and this private key (PEM)
+  --tcp-addr-domain D   DNS suffix of reserved TCP addresses (default tcp.edgeward.dev)
+
+environment:
+  EDGEWARD_ADMIN_API_KEY  admin API key to bootstrap; without it one is generated and printed once
+  EDGEWARD_SECRET_KEY     base64 32-byte key sealing secrets at rest (default: DIR/secret.key)
+  LOG_LEVEL               pino log level (default info)
+`;
+
+export async function serverCommand(argv: string[]): Promise<number | undefined> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'data-dir': { type: 'string', default: './edgeward-data' },
+      'database-url': { type: 'string' },
+      host: { type: 'string', default: '127.0.0.1' },
+      port: { type: 'string', default: '4040' },
+      'base-url': { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'tcp-addr-domain': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--port: '${values.port}' is not a port`);
+  const logger = pino({
+    level: process.env.LOG_LEVEL ?? 'info',
+    // Belt and braces: no code path logs these, and if one ever did they would be masked.
+    redact: ['req.headers.authorization', '*.token', '*.private_key_pem', '*.secret'],
+  });
+  const server = await startServer({
+    dataDir: values['data-dir'],
+    databaseUrl: values['database-url'],
+    host: values.host,
+    port,
+    baseUrl: values['base-url'],
+    tlsCertFile: values['tls-cert'],
+    tlsKeyFile: values['tls-key'],
+    tcpAddrDomain: values['tcp-addr-domain'],
+    adminApiKey: process.env.EDGEWARD_ADMIN_API_KEY,
+    secretKey: process.env.EDGEWARD_SECRET_KEY,
+    logger,
+  });
+  if (server.bootstrap.generatedAdminKey) {
+    // Printed once, to stdout only (not the log stream), then only its hash exists.
+    process.stdout.write(
+      `\nGenerated admin API key (shown once, store it now):\n  ${server.bootstrap.generatedAdminKey}\n\n`,
+    );
+  }
+  logger.info({ listen: server.listenUrl, baseUrl: server.settings.baseUrl }, 'edgeward server ready');
+  const shutdown = (signal: string) => {
+    logger.info({ signal }, 'shutting down');
+    server.app.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  return undefined;
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+
+const byteLength = (s: string) => Buffer.byteLength(s, 'utf8');
+
+/** `description`: max 255 bytes (UTF-8), per the spec's Limits. */
+export const description = z
+  .string()
+  .refine((s) => byteLength(s) <= 255, 'must be at most 255 bytes')
+  .meta({ description: 'human-readable description, at most 255 bytes' });
+
+/** `metadata`: max 4096 bytes; callers usually store serialized JSON. */
+export const metadata = z
+  .string()
+  .refine((s) => byteLength(s) <= 4096, 'must be at most 4096 bytes')
+  .meta({ description: 'arbitrary machine-readable data, at most 4096 bytes' });
+
+/** Event subscriptions count characters (code points), not bytes. */
+export const descriptionChars = z
+  .string()
+  .refine((s) => [...s].length <= 255, 'must be at most 255 characters')
+  .meta({ description: 'human-readable description, at most 255 characters' });
+export const metadataChars = z
+  .string()
+  .refine((s) => [...s].length <= 4096, 'must be at most 4096 characters')
+  .meta({ description: 'arbitrary machine-readable data, at most 4096 characters' });
+
+export const timestamp = z.string().meta({ description: 'RFC 3339 timestamp, UTC', format: 'date-time' });
+
+export const ref = z.object({ id: z.string(), uri: z.string() }).meta({ id: 'Ref' });
+export type Ref = z.infer<typeof ref>;
+
+/** A server id of a given prefix, e.g. `ipp_`. The 27-character suffix is not checked: unknown ids are 404s. */
+export function resourceId(prefix: string) {
+  return z
+    .string()
+    .regex(new RegExp(`^${prefix}_[0-9A-Za-z]{1,64}$`), `must be an id starting with '${prefix}_'`);
+}
+
+export const idParams = z.strictObject({ id: z.string().min(1) });
+
+export const listQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).default(100).meta({ description: 'page size, 1..100' }),
+  before_id: z.string().min(1).optional().meta({ description: 'return items created before this id' }),
+});
+export type ListQuery = z.infer<typeof listQuery>;
+
+/** `{<key>: [...], uri, next_page_uri}`: the envelope of every list response. */
+export function listOf<K extends string, T extends z.ZodType>(key: K, item: T) {
+  return z.object({
+    [key]: z.array(item),
+    uri: z.string(),
+    next_page_uri: z.string().nullable(),
+  } as { [P in K]: z.ZodArray<T> } & { uri: z.ZodString; next_page_uri: z.ZodNullable<z.ZodString> });
+}
+
+/** Body of agent commands and other endpoints that take an empty object. */
+export const emptyBody = z.strictObject({});
+
+export const errorBody = z
+  .object({
+    error_code: z.string(),
+    status_code: z.number().int(),
+    msg: z.string(),
+    details: z.object({ operation_id: z.string() }),
+  })
+  .meta({ id: 'Error' });
+export type ErrorBody = z.infer<typeof errorBody>;

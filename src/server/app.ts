@@ -1,0 +1,94 @@
+import { mkdirSync } from 'node:fs';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { newId } from './crypto/ids.js';
+import { SecretBox } from './crypto/secret-box.js';
+import { loadSecretKey } from './crypto/secret-key-file.js';
+import type { RequestContext, ServerSettings } from './http/context.js';
+import type { AnyRouteDefinition } from './http/route.js';
+import { rfc3339 } from './http/time.js';
+import { authPlugin } from './plugins/auth.js';
+import { errorsPlugin } from './plugins/errors.js';
+import { idempotencyJanitor } from './plugins/idempotency-janitor.js';
+import { openApiPlugin } from './plugins/openapi.js';
+import { registerRoutes } from './routes/index.js';
+import { type BootstrapResult, bootstrapAdmin } from './store/bootstrap.js';
+import { openDatabase } from './store/database.js';
+
+export interface AppOptions {
+  dataDir: string;
+  databaseUrl?: string | undefined;
+  /** Public URL of the API; when absent, `setBaseUrl` must be called once the listen address is known. */
+  baseUrl?: string | undefined;
+  tcpAddrDomain?: string | undefined;
+  /** `EDGEWARD_ADMIN_API_KEY`: bootstraps the admin key. */
+  adminApiKey?: string | undefined;
+  /** `EDGEWARD_SECRET_KEY`: base64 key that seals secrets at rest. */
+  secretKey?: string | undefined;
+  logger?: FastifyServerOptions['logger'];
+  https?: { key: Buffer; cert: Buffer } | undefined;
+}
+
+export interface EdgewardApp {
+  app: FastifyInstance;
+  bootstrap: BootstrapResult;
+  settings: ServerSettings;
+}
+
+const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** Builds the control plane without listening, so tests and the CLI share one assembly. */
+export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  const db = await openDatabase({ dataDir: options.dataDir, databaseUrl: options.databaseUrl });
+  const secretBox = new SecretBox(loadSecretKey(options.dataDir, options.secretKey));
+  const bootstrap = await bootstrapAdmin(db, options.adminApiKey);
+  const settings: ServerSettings = {
+    baseUrl: (options.baseUrl ?? 'http://127.0.0.1').replace(/\/+$/, ''),
+    tcpAddrDomain: options.tcpAddrDomain ?? 'tcp.edgeward.dev',
+  };
+
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    genReqId: () => newId('op'),
+    requestIdHeader: false,
+    ...(options.https ? { https: options.https } : {}),
+  }) as unknown as FastifyInstance;
+
+  const routes: AnyRouteDefinition[] = [];
+  app.decorate('edgeward', {
+    routes,
+    db,
+    contextFor(request, handlerDb): RequestContext {
+      const principal = request.principal;
+      if (!principal) throw new Error(`route ${request.url} ran without an authenticated principal`);
+      return {
+        db: handlerDb,
+        principal,
+        operationId: request.id,
+        settings,
+        secretBox,
+        url: (path) => `${settings.baseUrl}${path}`,
+        now: () => rfc3339(),
+      };
+    },
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('Svc-Operation-Id', request.id);
+  });
+  app.addHook('onClose', async () => {
+    await db.destroy();
+  });
+
+  await app.register(errorsPlugin);
+  await app.register(authPlugin, { db });
+  await app.register(idempotencyJanitor, { db });
+  app.get('/healthz', { config: { public: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { config: { public: true } }, async () => {
+    await db.selectFrom('users').select('id').limit(1).execute();
+    return { status: 'ok' };
+  });
+  await registerRoutes(app);
+  await app.register(openApiPlugin);
+  return { app, bootstrap, settings };
+}

@@ -1,0 +1,29 @@
+import type { SecretBox } from '../crypto/secret-box.js';
+import type { Db } from '../store/database.js';
+
+/** Who is calling: the owner of the API key on the request. */
+export interface Principal {
+  kind: 'user' | 'bot';
+  id: string;
+  isAdmin: boolean;
+  apiKeyId: string;
+}
+
+export interface ServerSettings {
+  /** Public URL of the API, no trailing slash; resources' `uri` fields start with it. */
+  baseUrl: string;
+  /** DNS suffix of reserved TCP addresses, e.g. `tcp.edgeward.dev` -> `us.tcp.edgeward.dev:12345`. */
+  tcpAddrDomain: string;
+}
+
+/** Everything a route handler may use. `db` is a transaction for writes. */
+export interface RequestContext {
+  db: Db;
+  principal: Principal;
+  operationId: string;
+  settings: ServerSettings;
+  secretBox: SecretBox;
+  /** Absolute `{base_url}{path}`. */
+  url(path: string): string;
+  now(): string;
+}

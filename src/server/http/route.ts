@@ -1,0 +1,157 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { ApiError } from '../errors/api-error.js';
+import { describeZodError } from '../errors/zod-issues.js';
+import type { Db } from '../store/database.js';
+import type { RequestContext } from './context.js';
+import { rfc3339 } from './time.js';
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+export interface RouteDefinition<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+  R extends z.ZodType = z.ZodType,
+> {
+  method: Method;
+  /** Fastify path syntax: `/ip_policies/:id`. */
+  url: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** 204 routes have no response schema. */
+  status: 200 | 201 | 204;
+  response?: R;
+  /** POST creates accept an `Idempotency-Key` header. */
+  idempotent?: boolean;
+  handler: (input: {
+    params: z.output<P>;
+    query: z.output<Q>;
+    body: z.output<B>;
+    ctx: RequestContext;
+  }) => Promise<z.input<R> | undefined>;
+}
+
+/** Route definitions kept for the OpenAPI document. */
+export type AnyRouteDefinition = RouteDefinition<z.ZodType, z.ZodType, z.ZodType, z.ZodType>;
+
+export interface RouteHost {
+  routes: AnyRouteDefinition[];
+  contextFor(request: FastifyRequest, db: Db): RequestContext;
+  db: Db;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    edgeward: RouteHost;
+  }
+}
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+function parse<T extends z.ZodType>(schema: T | undefined, value: unknown, root: string): z.output<T> {
+  if (!schema) return undefined as z.output<T>;
+  const result = schema.safeParse(value);
+  if (!result.success) throw new ApiError('ERR_EDGEWARD_100', describeZodError(result.error, root));
+  return result.data;
+}
+
+/**
+ * Registers one schema-first route: zod validates params, query and body (a 400 names the field),
+ * writes run in one transaction, and POST creates honour `Idempotency-Key`.
+ */
+export function defineRoute<
+  P extends z.ZodType,
+  Q extends z.ZodType,
+  B extends z.ZodType,
+  R extends z.ZodType,
+>(app: FastifyInstance, route: RouteDefinition<P, Q, B, R>): void {
+  app.edgeward.routes.push(route as unknown as AnyRouteDefinition);
+  app.route({
+    method: route.method,
+    url: route.url,
+    handler: async (request: FastifyRequest, reply: FastifyReply) => {
+      const params = parse(route.params, request.params, '');
+      const query = parse(route.query, request.query ?? {}, '');
+      const rawBody = request.body === undefined || request.body === null ? {} : request.body;
+      const body = route.body ? parse(route.body, rawBody, '') : undefined;
+      const host = app.edgeward;
+      const run = async (db: Db) => {
+        const ctx = host.contextFor(request, db);
+        return route.handler({ params, query, body: body as z.output<B>, ctx });
+      };
+
+      if (route.method === 'GET') {
+        return send(reply, route.status, await run(host.db));
+      }
+      const idempotencyKey = route.idempotent ? request.headers['idempotency-key'] : undefined;
+      if (typeof idempotencyKey === 'string') {
+        if (!IDEMPOTENCY_KEY.test(idempotencyKey)) {
+          throw new ApiError(
+            'ERR_EDGEWARD_106',
+            'Idempotency-Key: must be 1 to 255 printable ASCII characters',
+          );
+        }
+        const fingerprint = createHash('sha256')
+          .update(`${route.method} ${route.url}\n${JSON.stringify(request.params)}\n${JSON.stringify(body)}`)
+          .digest('hex');
+        const outcome = await host.db.transaction().execute(async (trx) => {
+          const ctx = host.contextFor(request, trx);
+          const principalId = ctx.principal.id;
+          const previous = await trx
+            .selectFrom('idempotency_keys')
+            .selectAll()
+            .where('principal_id', '=', principalId)
+            .where('idempotency_key', '=', idempotencyKey)
+            .executeTakeFirst();
+          const context = `idempotency:${principalId}:${idempotencyKey}`;
+          if (previous) {
+            if (previous.fingerprint !== fingerprint) {
+              throw new ApiError(
+                'ERR_EDGEWARD_500',
+                'Idempotency-Key: already used with a different request; use a new key for a new request',
+              );
+            }
+            return {
+              replayed: true,
+              status: previous.status_code,
+              payload: JSON.parse(ctx.secretBox.open(previous.response_sealed, context)) as unknown,
+            };
+          }
+          const payload = await run(trx);
+          await trx
+            .insertInto('idempotency_keys')
+            .values({
+              principal_id: principalId,
+              idempotency_key: idempotencyKey,
+              fingerprint,
+              status_code: route.status,
+              // The response may hold a one-time secret (a credential's token): sealed, never plain.
+              response_sealed: ctx.secretBox.seal(JSON.stringify(payload ?? null), context),
+              created_at: rfc3339(),
+            })
+            .execute();
+          return { replayed: false, status: route.status, payload };
+        });
+        if (outcome.replayed) reply.header('Idempotent-Replayed', 'true');
+        return send(reply, outcome.status, outcome.payload);
+      }
+      return send(reply, route.status, await host.db.transaction().execute(run));
+    },
+  });
+}
+
+function send(reply: FastifyReply, status: number, payload: unknown) {
+  if (status === 204) return reply.code(204).send();
+  return reply.code(status).send(payload);
+}
+
+/** Route modules are Fastify plugins that call `defineRoute`; this keeps their signature in one place. */
+export type RoutePlugin = (app: FastifyInstance) => Promise<void>;
+
+export { z };

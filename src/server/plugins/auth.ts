@@ -1,0 +1,75 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { hashToken } from '../crypto/tokens.js';
+import { ApiError } from '../errors/api-error.js';
+import type { Principal } from '../http/context.js';
+import type { Db } from '../store/database.js';
+
+export const SUPPORTED_VERSIONS = ['2'];
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | undefined;
+  }
+  interface FastifyContextConfig {
+    /** Probes and the OpenAPI document need neither a key nor a version header. */
+    public?: boolean;
+  }
+}
+
+/** Resolves `Authorization: Bearer <key>` to the owning user or bot. */
+export async function authenticate(db: Db, token: string): Promise<Principal> {
+  const key = await db
+    .selectFrom('api_keys')
+    .select(['id', 'owner_id'])
+    .where('token_hash', '=', hashToken(token))
+    .executeTakeFirst();
+  if (!key) throw new ApiError('ERR_EDGEWARD_201', 'Authorization: the API key is unknown or was revoked');
+  if (key.owner_id.startsWith('bot_')) {
+    const bot = await db
+      .selectFrom('bot_users')
+      .select(['active'])
+      .where('id', '=', key.owner_id)
+      .executeTakeFirst();
+    if (!bot)
+      throw new ApiError('ERR_EDGEWARD_201', 'Authorization: the API key belongs to a deleted bot user');
+    if (!bot.active)
+      throw new ApiError('ERR_EDGEWARD_301', `Authorization: bot user ${key.owner_id} is inactive`);
+    return { kind: 'bot', id: key.owner_id, isAdmin: false, apiKeyId: key.id };
+  }
+  const user = await db
+    .selectFrom('users')
+    .select(['is_admin'])
+    .where('id', '=', key.owner_id)
+    .executeTakeFirst();
+  if (!user) throw new ApiError('ERR_EDGEWARD_201', 'Authorization: the API key belongs to a deleted user');
+  return { kind: 'user', id: key.owner_id, isAdmin: user.is_admin === 1, apiKeyId: key.id };
+}
+
+function bearerToken(request: FastifyRequest): string {
+  const header = request.headers.authorization;
+  if (!header) throw new ApiError('ERR_EDGEWARD_200', 'Authorization: header is required (Bearer <API key>)');
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1])
+    throw new ApiError('ERR_EDGEWARD_200', 'Authorization: must have the form "Bearer <API key>"');
+  return match[1];
+}
+
+/** Every non-public request: a known API key (401), then `Svc-Version: 2` (400). */
+export const authPlugin = fp(async (app: FastifyInstance, options: { db: Db }) => {
+  app.decorateRequest('principal', undefined);
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.config.public) return;
+    request.principal = await authenticate(options.db, bearerToken(request));
+    const version = request.headers['svc-version'];
+    if (version === undefined) {
+      throw new ApiError('ERR_EDGEWARD_101', 'Svc-Version: header is required; supported versions: 2');
+    }
+    if (typeof version !== 'string' || !SUPPORTED_VERSIONS.includes(version.trim())) {
+      throw new ApiError(
+        'ERR_EDGEWARD_101',
+        `Svc-Version: version '${String(version)}' is not supported; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`,
+      );
+    }
+  });
+});

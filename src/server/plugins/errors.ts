@@ -1,0 +1,63 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { ErrorBody } from '../../schemas/common.js';
+import { ApiError } from '../errors/api-error.js';
+import { type ErrorCode, errorCatalogue } from '../errors/catalogue.js';
+
+function sendError(request: FastifyRequest, reply: FastifyReply, code: ErrorCode, msg: string) {
+  const status = errorCatalogue[code].status;
+  const body: ErrorBody = {
+    error_code: code,
+    status_code: status,
+    msg,
+    details: { operation_id: request.id },
+  };
+  return reply.code(status).type('application/json').send(body);
+}
+
+/** Maps Fastify's own errors (body parsing, media type, size) onto the catalogue. */
+function fromFastify(error: FastifyError): { code: ErrorCode; msg: string } | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { code: 'ERR_EDGEWARD_105', msg: 'Content-Type: request bodies must be application/json' };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { code: 'ERR_EDGEWARD_600', msg: 'body: request body is too large' };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { code: 'ERR_EDGEWARD_102', msg: `body: not valid JSON (${error.message})` };
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) {
+    return { code: 'ERR_EDGEWARD_102', msg: `body: not valid JSON (${error.message})` };
+  }
+  if (error.statusCode === 413) return { code: 'ERR_EDGEWARD_600', msg: 'body: request body is too large' };
+  if (error.statusCode === 415) return { code: 'ERR_EDGEWARD_105', msg: error.message };
+  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+    return { code: 'ERR_EDGEWARD_100', msg: error.message };
+  }
+  return undefined;
+}
+
+/** Every failure leaves as `{error_code, status_code, msg, details: {operation_id}}`. */
+export const errorsPlugin = fp(async (app: FastifyInstance) => {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ApiError) {
+      for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+      if (error.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+      return sendError(request, reply, error.code, error.message);
+    }
+    const mapped = fromFastify(error);
+    if (mapped) return sendError(request, reply, mapped.code, mapped.msg);
+    request.log.error({ err: error }, 'unhandled error');
+    return sendError(
+      request,
+      reply,
+      'ERR_EDGEWARD_800',
+      'internal error; quote the operation id when reporting it',
+    );
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, 'ERR_EDGEWARD_401', `no route ${request.method} ${request.url.split('?')[0]}`),
+  );
+});

@@ -1,0 +1,135 @@
+import type { FastifyInstance } from 'fastify';
+import type { z } from 'zod';
+import { idParams, listQuery } from '../../schemas/common.js';
+import { notFound } from '../errors/api-error.js';
+import type { RequestContext } from '../http/context.js';
+import { listResponse } from '../http/list-response.js';
+import { defineRoute } from '../http/route.js';
+import type { Db } from '../store/database.js';
+import { fetchPage } from '../store/paging.js';
+import type { Database } from '../store/tables.js';
+
+type TableWithId = { [T in keyof Database]: Database[T] extends { id: string } ? T : never }[keyof Database];
+// Our tables use no Generated/ColumnType wrappers, so a selected row is the table type itself.
+export type Row<T extends TableWithId> = Database[T];
+
+/**
+ * Kysely cannot type a query that is generic over the table name; every helper here narrows with
+ * one cast, on names that are ours, never user input.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: see above — the cast is confined to this file
+type Loose = any;
+
+export async function findRow<T extends TableWithId>(
+  db: Db,
+  table: T,
+  id: string,
+): Promise<Row<T> | undefined> {
+  return (await (db as Loose).selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst()) as
+    | Row<T>
+    | undefined;
+}
+
+export async function requireRow<T extends TableWithId>(
+  db: Db,
+  table: T,
+  id: string,
+  kind: string,
+): Promise<Row<T>> {
+  const row = await findRow(db, table, id);
+  if (!row) throw notFound(kind, id);
+  return row;
+}
+
+export async function deleteRow<T extends TableWithId>(db: Db, table: T, id: string): Promise<void> {
+  await (db as Loose).deleteFrom(table).where('id', '=', id).execute();
+}
+
+export async function updateRow<T extends TableWithId>(
+  db: Db,
+  table: T,
+  id: string,
+  changes: Partial<Row<T>>,
+): Promise<void> {
+  const defined = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
+  if (Object.keys(defined).length === 0) return;
+  await (db as Loose).updateTable(table).set(defined).where('id', '=', id).execute();
+}
+
+export async function insertRow<T extends TableWithId>(db: Db, table: T, row: Row<T>): Promise<void> {
+  await (db as Loose).insertInto(table).values(row).execute();
+}
+
+export interface CollectionSpec<T extends TableWithId, Item extends z.ZodType, List extends z.ZodType> {
+  table: T;
+  /** Collection path, e.g. `/ip_policies`. */
+  path: string;
+  listKey: string;
+  /** Human name used in messages: "IP policy with id ... not found". */
+  kind: string;
+  /** Operation id stem: `IPPolicy` -> getIPPolicy, listIPPolicies (plural given). */
+  name: string;
+  plural: string;
+  tag: string;
+  item: Item;
+  list: List;
+  toWire(row: Row<T>, ctx: RequestContext): z.input<Item>;
+  /** Runs in the delete transaction before the row goes: refuse (409) or cascade. */
+  beforeDelete?(row: Row<T>, ctx: RequestContext): Promise<void>;
+  /** Collections whose items are not deleted through the API (tunnel sessions are stopped instead). */
+  skipDelete?: boolean;
+}
+
+/** GET list, GET one and DELETE: the same for every collection, so written once. */
+export function defineCollectionReads<T extends TableWithId, Item extends z.ZodType, List extends z.ZodType>(
+  app: FastifyInstance,
+  spec: CollectionSpec<T, Item, List>,
+): void {
+  defineRoute(app, {
+    method: 'GET',
+    url: spec.path,
+    operationId: `list${spec.plural}`,
+    summary: `List ${spec.kind} resources, newest first`,
+    tag: spec.tag,
+    query: listQuery,
+    status: 200,
+    response: spec.list,
+    handler: async ({ query, ctx }) => {
+      const page = await fetchPage<T, Row<T>>((ctx.db as Loose).selectFrom(spec.table).selectAll(), 'id', {
+        limit: query.limit,
+        beforeId: query.before_id,
+      });
+      return listResponse(ctx, spec.listKey, spec.path, query, page, (row) =>
+        spec.toWire(row, ctx),
+      ) as z.input<List>;
+    },
+  });
+  defineRoute(app, {
+    method: 'GET',
+    url: `${spec.path}/:id`,
+    operationId: `get${spec.name}`,
+    summary: `Get a ${spec.kind}`,
+    tag: spec.tag,
+    params: idParams,
+    status: 200,
+    response: spec.item,
+    handler: async ({ params, ctx }) =>
+      spec.toWire(await requireRow(ctx.db, spec.table, params.id, spec.kind), ctx),
+  });
+  if (spec.skipDelete) return;
+  defineRoute(app, {
+    method: 'DELETE',
+    url: `${spec.path}/:id`,
+    operationId: `delete${spec.name}`,
+    summary: `Delete a ${spec.kind}`,
+    tag: spec.tag,
+    params: idParams,
+    status: 204,
+    handler: async ({ params, ctx }) => {
+      const row = await requireRow(ctx.db, spec.table, params.id, spec.kind);
+      await spec.beforeDelete?.(row, ctx);
+      await deleteRow(ctx.db, spec.table, params.id);
+      return undefined;
+    },
+  });
+}

@@ -1,0 +1,160 @@
+import type { FastifyInstance } from 'fastify';
+import { idParams } from '../../schemas/common.js';
+import {
+  type IpPolicy,
+  type IpPolicyRule,
+  ipPolicy,
+  ipPolicyCreate,
+  ipPolicyList,
+  ipPolicyRule,
+  ipPolicyRuleCreate,
+  ipPolicyRuleList,
+  ipPolicyRuleUpdate,
+  ipPolicyUpdate,
+} from '../../schemas/ip-policies.js';
+import { newId } from '../crypto/ids.js';
+import { badReference } from '../errors/api-error.js';
+import type { RequestContext } from '../http/context.js';
+import { defineRoute } from '../http/route.js';
+import { defineCollectionReads, findRow, insertRow, type Row, requireRow, updateRow } from './collection.js';
+
+const TAG = 'IP policies';
+
+export function ipPolicyToWire(row: Row<'ip_policies'>, ctx: RequestContext): IpPolicy {
+  return {
+    id: row.id,
+    uri: ctx.url(`/ip_policies/${row.id}`),
+    created_at: row.created_at,
+    description: row.description,
+    metadata: row.metadata,
+  };
+}
+
+export function ipPolicyRuleToWire(row: Row<'ip_policy_rules'>, ctx: RequestContext): IpPolicyRule {
+  return {
+    id: row.id,
+    uri: ctx.url(`/ip_policy_rules/${row.id}`),
+    created_at: row.created_at,
+    description: row.description,
+    metadata: row.metadata,
+    cidr: row.cidr,
+    ip_policy: { id: row.ip_policy_id, uri: ctx.url(`/ip_policies/${row.ip_policy_id}`) },
+    action: row.action as IpPolicyRule['action'],
+  };
+}
+
+export async function ipPolicyRoutes(app: FastifyInstance): Promise<void> {
+  defineRoute(app, {
+    method: 'POST',
+    url: '/ip_policies',
+    operationId: 'createIPPolicy',
+    summary: 'Create an IP policy',
+    tag: TAG,
+    body: ipPolicyCreate,
+    status: 201,
+    response: ipPolicy,
+    idempotent: true,
+    handler: async ({ body, ctx }) => {
+      const row = {
+        id: newId('ipp'),
+        created_at: ctx.now(),
+        description: body.description ?? '',
+        metadata: body.metadata ?? '',
+      };
+      await insertRow(ctx.db, 'ip_policies', row);
+      return ipPolicyToWire(row, ctx);
+    },
+  });
+  defineRoute(app, {
+    method: 'PATCH',
+    url: '/ip_policies/:id',
+    operationId: 'updateIPPolicy',
+    summary: 'Update the description or metadata of an IP policy',
+    tag: TAG,
+    params: idParams,
+    body: ipPolicyUpdate,
+    status: 200,
+    response: ipPolicy,
+    handler: async ({ params, body, ctx }) => {
+      await requireRow(ctx.db, 'ip_policies', params.id, 'IP policy');
+      await updateRow(ctx.db, 'ip_policies', params.id, body);
+      return ipPolicyToWire(await requireRow(ctx.db, 'ip_policies', params.id, 'IP policy'), ctx);
+    },
+  });
+  defineCollectionReads(app, {
+    table: 'ip_policies',
+    path: '/ip_policies',
+    listKey: 'ip_policies',
+    kind: 'IP policy',
+    name: 'IPPolicy',
+    plural: 'IPPolicies',
+    tag: TAG,
+    item: ipPolicy,
+    list: ipPolicyList,
+    toWire: ipPolicyToWire,
+    // Rule 1 of the spec: references elsewhere keep the id and behave as a policy with zero rules,
+    // so the policy's rules go with it and nothing that refers to it is touched.
+    beforeDelete: async (row, ctx) => {
+      await ctx.db.deleteFrom('ip_policy_rules').where('ip_policy_id', '=', row.id).execute();
+    },
+  });
+
+  defineRoute(app, {
+    method: 'POST',
+    url: '/ip_policy_rules',
+    operationId: 'createIPPolicyRule',
+    summary: 'Create an IP policy rule (allow or deny a CIDR)',
+    tag: TAG,
+    body: ipPolicyRuleCreate,
+    status: 201,
+    response: ipPolicyRule,
+    idempotent: true,
+    handler: async ({ body, ctx }) => {
+      if (!(await findRow(ctx.db, 'ip_policies', body.ip_policy_id))) {
+        throw badReference('ip_policy_id', body.ip_policy_id, 'IP policy');
+      }
+      const row = {
+        id: newId('ipr'),
+        created_at: ctx.now(),
+        description: body.description ?? '',
+        metadata: body.metadata ?? '',
+        cidr: body.cidr,
+        ip_policy_id: body.ip_policy_id,
+        action: body.action,
+      };
+      await insertRow(ctx.db, 'ip_policy_rules', row);
+      return ipPolicyRuleToWire(row, ctx);
+    },
+  });
+  defineRoute(app, {
+    method: 'PATCH',
+    url: '/ip_policy_rules/:id',
+    operationId: 'updateIPPolicyRule',
+    summary: 'Update an IP policy rule',
+    tag: TAG,
+    params: idParams,
+    body: ipPolicyRuleUpdate,
+    status: 200,
+    response: ipPolicyRule,
+    handler: async ({ params, body, ctx }) => {
+      await requireRow(ctx.db, 'ip_policy_rules', params.id, 'IP policy rule');
+      await updateRow(ctx.db, 'ip_policy_rules', params.id, body);
+      return ipPolicyRuleToWire(
+        await requireRow(ctx.db, 'ip_policy_rules', params.id, 'IP policy rule'),
+        ctx,
+      );
+    },
+  });
+  defineCollectionReads(app, {
+    table: 'ip_policy_rules',
+    path: '/ip_policy_rules',
+    listKey: 'ip_policy_rules',
+    kind: 'IP policy rule',
+    name: 'IPPolicyRule',
+    plural: 'IPPolicyRules',
+    tag: TAG,
+    item: ipPolicyRule,
+    list: ipPolicyRuleList,
+    toWire: ipPolicyRuleToWire,
+  });
+}

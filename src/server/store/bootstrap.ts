@@ -1,0 +1,65 @@
+import { newId } from '../crypto/ids.js';
+import { hashToken, newSecretToken } from '../crypto/tokens.js';
+import { rfc3339 } from '../http/time.js';
+import type { Db } from './database.js';
+
+export const API_KEY_PREFIX = 'ewk';
+
+export interface BootstrapResult {
+  adminUserId: string;
+  /** Set only when this start generated the admin key: it is shown once and never stored in plain text. */
+  generatedAdminKey?: string;
+}
+
+/**
+ * On first start, creates the account's admin user and its first API key: the one given in
+ * `EDGEWARD_ADMIN_API_KEY`, or a generated one returned here to be printed once. A key given on a
+ * later start is added if unknown, so rotating the Secret that holds it keeps the server reachable.
+ */
+export async function bootstrapAdmin(db: Db, adminApiKey: string | undefined): Promise<BootstrapResult> {
+  return db.transaction().execute(async (trx) => {
+    const now = rfc3339();
+    let admin = await trx
+      .selectFrom('users')
+      .select('id')
+      .where('is_admin', '=', 1)
+      .orderBy('id')
+      .executeTakeFirst();
+    const firstStart = admin === undefined;
+    if (!admin) {
+      admin = { id: newId('usr') };
+      await trx
+        .insertInto('users')
+        .values({ id: admin.id, created_at: now, name: 'admin', is_admin: 1 })
+        .execute();
+    }
+    const addKey = async (token: string, description: string) => {
+      await trx
+        .insertInto('api_keys')
+        .values({
+          id: newId('ak'),
+          created_at: now,
+          description,
+          metadata: '',
+          owner_id: admin.id,
+          token_hash: hashToken(token),
+        })
+        .execute();
+    };
+    if (adminApiKey) {
+      const known = await trx
+        .selectFrom('api_keys')
+        .select('id')
+        .where('token_hash', '=', hashToken(adminApiKey))
+        .executeTakeFirst();
+      if (!known) await addKey(adminApiKey, 'admin key from EDGEWARD_ADMIN_API_KEY');
+      return { adminUserId: admin.id };
+    }
+    if (firstStart) {
+      const generated = newSecretToken(API_KEY_PREFIX);
+      await addKey(generated, 'admin key generated on first start');
+      return { adminUserId: admin.id, generatedAdminKey: generated };
+    }
+    return { adminUserId: admin.id };
+  });
+}

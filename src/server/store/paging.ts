@@ -1,0 +1,33 @@
+import type { SelectQueryBuilder } from 'kysely';
+import type { Database } from './tables.js';
+
+export interface PageRequest {
+  limit: number;
+  beforeId?: string | undefined;
+}
+
+export interface Page<Row> {
+  rows: Row[];
+  /** Id to pass as `before_id` for the next page, or null when this is the last page. */
+  nextBeforeId: string | null;
+}
+
+/**
+ * Newest first, `before_id` exclusive. Ids are time-ordered and sort as strings, so paging is a
+ * range scan on the primary key and stays correct when the `before_id` item has been deleted.
+ * One extra row is read to know whether a next page exists.
+ */
+export async function fetchPage<T extends keyof Database, Row extends { id: string }>(
+  query: SelectQueryBuilder<Database, T, Row>,
+  idColumn: string,
+  page: PageRequest,
+): Promise<Page<Row>> {
+  // Kysely cannot type a column reference that is generic over the table; the column is ours, not user input.
+  const column = idColumn as never;
+  let q = query.orderBy(column, 'desc').limit(page.limit + 1);
+  if (page.beforeId !== undefined) q = q.where(column, '<', page.beforeId as never);
+  const rows = await q.execute();
+  const hasMore = rows.length > page.limit;
+  const pageRows = hasMore ? rows.slice(0, page.limit) : rows;
+  return { rows: pageRows, nextBeforeId: hasMore ? (pageRows.at(-1)?.id ?? null) : null };
+}
