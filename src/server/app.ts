@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { newId } from './crypto/ids.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { loadSecretKey } from './crypto/secret-key-file.js';
@@ -24,7 +24,8 @@ export interface AppOptions {
   adminApiKey?: string | undefined;
   /** `EDGEWARD_SECRET_KEY`: base64 key that seals secrets at rest. */
   secretKey?: string | undefined;
-  logger?: FastifyServerOptions['logger'];
+  /** A pino logger; none by default (tests). */
+  logger?: FastifyBaseLogger | false;
   https?: { key: Buffer; cert: Buffer } | undefined;
 }
 
@@ -48,12 +49,15 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
   };
 
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: () => newId('op'),
     requestIdHeader: false,
     ...(options.https ? { https: options.https } : {}),
   }) as unknown as FastifyInstance;
+
+  // The API speaks JSON only: without a text/plain parser, other media types are 415s.
+  app.removeContentTypeParser('text/plain');
 
   const routes: AnyRouteDefinition[] = [];
   app.decorate('edgeward', {

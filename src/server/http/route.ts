@@ -56,7 +56,8 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 function parse<T extends z.ZodType>(schema: T | undefined, value: unknown, root: string): z.output<T> {
   if (!schema) return undefined as z.output<T>;
-  const result = schema.safeParse(value);
+  // reportInput lets the message say what type was received; the input itself is never echoed.
+  const result = schema.safeParse(value, { reportInput: true });
   if (!result.success) throw new ApiError('ERR_EDGEWARD_100', describeZodError(result.error, root));
   return result.data;
 }

@@ -1,0 +1,102 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { EdgewardApiError, EdgewardTransportError } from './errors.js';
+import { Transport } from './transport.js';
+
+type Reply = { status: number; headers?: Record<string, string>; body?: unknown };
+
+/** A real loopback HTTP server that answers from a script, recording what it received. */
+async function scriptedServer(replies: Reply[]) {
+  const seen: Array<{ method: string; url: string; headers: IncomingMessage['headers']; body: string }> = [];
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => {
+      body += chunk.toString();
+    });
+    req.on('end', () => {
+      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      const reply = replies[Math.min(seen.length - 1, replies.length - 1)] ?? { status: 500 };
+      res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
+      res.end(reply.body === undefined ? '' : JSON.stringify(reply.body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { seen, url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(r)) };
+}
+
+const error = (status: number, code: string) => ({
+  error_code: code,
+  status_code: status,
+  msg: 'limit: too many',
+  details: { operation_id: 'op_123' },
+});
+
+let cleanup: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const fn of cleanup) await fn();
+  cleanup = [];
+});
+
+async function setup(replies: Reply[]) {
+  const server = await scriptedServer(replies);
+  const transport = new Transport({
+    baseUrl: server.url,
+    apiKey: 'k',
+    retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2000 },
+  });
+  cleanup.push(() => transport.close(), server.close);
+  return { server, transport };
+}
+
+describe('Transport', () => {
+  it('sends auth, version and idempotency headers and parses JSON', async () => {
+    const { server, transport } = await setup([{ status: 201, body: { id: 'x' } }]);
+    const result = await transport.send('POST', '/things', { body: { a: 1 }, idempotencyKey: 'idem-1' });
+    expect(result).toEqual({ id: 'x' });
+    expect(server.seen[0]?.headers.authorization).toBe('Bearer k');
+    expect(server.seen[0]?.headers['svc-version']).toBe('2');
+    expect(server.seen[0]?.headers['idempotency-key']).toBe('idem-1');
+    expect(server.seen[0]?.body).toBe('{"a":1}');
+  });
+
+  it('retries 429 honouring Retry-After, then succeeds', async () => {
+    const { server, transport } = await setup([
+      { status: 429, headers: { 'retry-after': '1' }, body: error(429, 'ERR_EDGEWARD_700') },
+      { status: 200, body: { ok: true } },
+    ]);
+    const started = Date.now();
+    expect(await transport.send('GET', '/things')).toEqual({ ok: true });
+    expect(server.seen).toHaveLength(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+  });
+
+  it('gives up after maxAttempts on 503 with a typed error', async () => {
+    const { server, transport } = await setup([{ status: 503, body: error(503, 'ERR_EDGEWARD_801') }]);
+    const failure = await transport.send('GET', '/things').catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(EdgewardApiError);
+    expect(failure).toMatchObject({ statusCode: 503, errorCode: 'ERR_EDGEWARD_801', operationId: 'op_123' });
+    expect(server.seen).toHaveLength(3);
+  });
+
+  it('does not retry a POST without an idempotency key, nor a 400', async () => {
+    const { server, transport } = await setup([{ status: 503, body: error(503, 'ERR_EDGEWARD_801') }]);
+    await expect(transport.send('POST', '/things', { body: {} })).rejects.toBeInstanceOf(EdgewardApiError);
+    expect(server.seen).toHaveLength(1);
+    const second = await setup([{ status: 400, body: error(400, 'ERR_EDGEWARD_100') }]);
+    const failure = (await second.transport.send('GET', '/x').catch((e: unknown) => e)) as EdgewardApiError;
+    expect(failure.isTerminal).toBe(true);
+    expect(second.server.seen).toHaveLength(1);
+  });
+
+  it('reports a refused connection as a transport error after retries', async () => {
+    const transport = new Transport({
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: 'k',
+      retry: { maxAttempts: 2, baseDelayMs: 1 },
+    });
+    cleanup.push(() => transport.close());
+    await expect(transport.send('GET', '/things')).rejects.toBeInstanceOf(EdgewardTransportError);
+  });
+});

@@ -1,0 +1,151 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, type Dispatcher, request } from 'undici';
+import { EdgewardApiError, EdgewardTransportError } from './errors.js';
+import { backoffMs, RETRYABLE_STATUS, type RetryOptions, retryAfterMs } from './retry-policy.js';
+
+export interface ClientOptions {
+  /** e.g. `https://api.example.com` (no trailing path). */
+  baseUrl: string;
+  apiKey: string;
+  retry?: RetryOptions;
+  /** Per-attempt timeout for headers and body. Default 30 s. */
+  timeoutMs?: number;
+  /** Bring your own undici dispatcher (proxies, custom CA); by default a keep-alive Agent. */
+  dispatcher?: Dispatcher;
+  userAgent?: string;
+  /** Called after every HTTP attempt: for metrics (requests by method and status) and rate limiters. */
+  onResponse?: (info: { method: string; path: string; statusCode: number; attempt: number }) => void;
+  /** Called before every HTTP attempt; may wait (a client-side rate limiter). */
+  beforeRequest?: (info: { method: string; path: string }) => Promise<void>;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  query?: Record<string, string | number | undefined>;
+  /** Sent as `Idempotency-Key`; also what makes a POST safe to retry. */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+interface ErrorPayload {
+  error_code?: string;
+  msg?: string;
+  details?: { operation_id?: string };
+}
+
+/** HTTP for the typed client: auth and version headers, JSON, typed errors, retries with backoff. */
+export class Transport {
+  readonly baseUrl: string;
+  readonly #options: ClientOptions;
+  readonly #retry: Required<RetryOptions>;
+  readonly #dispatcher: Dispatcher;
+  readonly #ownsDispatcher: boolean;
+
+  constructor(options: ClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.#options = options;
+    this.#retry = {
+      maxAttempts: options.retry?.maxAttempts ?? 4,
+      baseDelayMs: options.retry?.baseDelayMs ?? 200,
+      maxDelayMs: options.retry?.maxDelayMs ?? 30_000,
+    };
+    this.#ownsDispatcher = options.dispatcher === undefined;
+    this.#dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connections: 32 });
+  }
+
+  /** Resolves a path (`/credentials`) or an absolute `next_page_uri` against the base URL. */
+  url(pathOrUrl: string, query?: RequestOptions['query']): URL {
+    const url = /^https?:\/\//.test(pathOrUrl) ? new URL(pathOrUrl) : new URL(`${this.baseUrl}${pathOrUrl}`);
+    for (const [name, value] of Object.entries(query ?? {})) {
+      if (value !== undefined) url.searchParams.set(name, String(value));
+    }
+    return url;
+  }
+
+  async send<T>(method: Method, path: string, options: RequestOptions = {}): Promise<T> {
+    const url = this.url(path, options.query);
+    const label = `${url.pathname}${url.search}`;
+    // A POST is only retried when an Idempotency-Key makes the retry safe.
+    const retryable = method !== 'POST' || options.idempotencyKey !== undefined;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.#options.apiKey}`,
+      'svc-version': '2',
+      accept: 'application/json',
+      'user-agent': this.#options.userAgent ?? 'edgeward-client',
+    };
+    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] = 'application/json';
+    }
+
+    for (let attempt = 1; ; attempt++) {
+      await this.#options.beforeRequest?.({ method, path: url.pathname });
+      let statusCode: number;
+      let responseHeaders: Record<string, string | string[] | undefined>;
+      let text: string;
+      try {
+        const response = await request(url, {
+          method,
+          headers,
+          body,
+          dispatcher: this.#dispatcher,
+          headersTimeout: this.#options.timeoutMs ?? 30_000,
+          bodyTimeout: this.#options.timeoutMs ?? 30_000,
+          signal: options.signal,
+        });
+        statusCode = response.statusCode;
+        responseHeaders = response.headers;
+        text = await response.body.text();
+      } catch (cause) {
+        if (options.signal?.aborted || !retryable || attempt >= this.#retry.maxAttempts) {
+          throw new EdgewardTransportError(method, label, cause);
+        }
+        await sleep(backoffMs(attempt, this.#retry, undefined), undefined, { signal: options.signal });
+        continue;
+      }
+      this.#options.onResponse?.({ method, path: url.pathname, statusCode, attempt });
+      if (statusCode < 400) return (text === '' ? undefined : JSON.parse(text)) as T;
+      if (retryable && RETRYABLE_STATUS.has(statusCode) && attempt < this.#retry.maxAttempts) {
+        const wait = backoffMs(attempt, this.#retry, retryAfterMs(responseHeaders['retry-after']));
+        await sleep(wait, undefined, { signal: options.signal });
+        continue;
+      }
+      throw this.#apiError(method, label, statusCode, text, responseHeaders);
+    }
+  }
+
+  #apiError(
+    method: string,
+    path: string,
+    statusCode: number,
+    text: string,
+    headers: Record<string, string | string[] | undefined>,
+  ): EdgewardApiError {
+    let payload: ErrorPayload = {};
+    try {
+      payload = JSON.parse(text) as ErrorPayload;
+    } catch {
+      // Not our JSON (a proxy's HTML page, say): the status and the raw text still go into the error.
+      payload = { msg: text.slice(0, 200) };
+    }
+    const operationHeader = headers['svc-operation-id'];
+    return new EdgewardApiError({
+      method,
+      path,
+      statusCode,
+      errorCode: payload.error_code ?? `HTTP_${statusCode}`,
+      msg: payload.msg ?? '',
+      operationId:
+        payload.details?.operation_id ??
+        (Array.isArray(operationHeader) ? operationHeader[0] : operationHeader),
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#ownsDispatcher) await this.#dispatcher.close();
+  }
+}

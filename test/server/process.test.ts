@@ -1,0 +1,131 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, fetch } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type ServerProcess, spawnServer } from '../support/server-process.js';
+
+const running: ServerProcess[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const server of running.splice(0)) await server.kill();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'edgeward-process-'));
+  dirs.push(dir);
+  return dir;
+}
+
+async function start(args: string[], env: Record<string, string | undefined> = {}) {
+  const server = await spawnServer(args, env);
+  running.push(server);
+  return server;
+}
+
+function call(
+  baseUrl: string,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  dispatcher?: Agent,
+) {
+  return fetch(`${baseUrl}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${key}`,
+      'svc-version': '2',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    dispatcher,
+  });
+}
+
+describe('edgeward server (as a process)', () => {
+  it('generates an admin key once, prints it once, and stores only its hash', async () => {
+    const dataDir = tempDir();
+    const first = await start(['--data-dir', dataDir], { EDGEWARD_ADMIN_API_KEY: undefined });
+    const key = /Generated admin API key[^\n]*\n\s+(ewk_\S+)/.exec(first.stdout())?.[1];
+    expect(key).toBeDefined();
+    expect((await call(first.listenUrl, key!, 'GET', '/ip_policies')).status).toBe(200);
+    await first.kill('SIGTERM');
+    const sqlite = readFileSync(join(dataDir, 'edgeward.sqlite'));
+    const wal = readFileSync(join(dataDir, 'edgeward.sqlite-wal'), { flag: 'a+' });
+    expect(Buffer.concat([sqlite, wal]).includes(key!)).toBe(false);
+
+    const second = await start(['--data-dir', dataDir], { EDGEWARD_ADMIN_API_KEY: undefined });
+    expect(second.stdout()).not.toContain('Generated admin API key');
+    expect((await call(second.listenUrl, key!, 'GET', '/ip_policies')).status).toBe(200);
+  });
+
+  it('loses no acknowledged write when killed with SIGKILL', async () => {
+    const dataDir = tempDir();
+    const env = { EDGEWARD_ADMIN_API_KEY: 'ewk_kill_test' };
+    const first = await start(['--data-dir', dataDir], env);
+    const ids: string[] = [];
+    for (let i = 0; i < 25; i++) {
+      const response = await call(first.listenUrl, 'ewk_kill_test', 'POST', '/ip_policies', {
+        description: `p${i}`,
+      });
+      expect(response.status).toBe(201);
+      ids.push(((await response.json()) as { id: string }).id);
+    }
+    await first.kill('SIGKILL');
+    const second = await start(['--data-dir', dataDir], env);
+    for (const id of ids) {
+      expect((await call(second.listenUrl, 'ewk_kill_test', 'GET', `/ip_policies/${id}`)).status).toBe(200);
+    }
+  });
+
+  it('serves HTTPS when given a certificate and key', async () => {
+    const dir = tempDir();
+    const cert = join(dir, 'tls.crt');
+    const key = join(dir, 'tls.key');
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1,DNS:localhost',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ],
+      { stdio: 'ignore' },
+    );
+    const server = await start(['--data-dir', join(dir, 'data'), '--tls-cert', cert, '--tls-key', key], {
+      EDGEWARD_ADMIN_API_KEY: 'ewk_tls_test',
+    });
+    expect(server.listenUrl.startsWith('https://')).toBe(true);
+    const agent = new Agent({ connect: { ca: readFileSync(cert) } });
+    const response = await call(server.listenUrl, 'ewk_tls_test', 'POST', '/ip_policies', {}, agent);
+    expect(response.status).toBe(201);
+    const body = (await response.json()) as { uri: string };
+    expect(body.uri.startsWith(`${server.listenUrl}/ip_policies/`)).toBe(true);
+    await agent.close();
+  });
+
+  it('uses --base-url for every uri', async () => {
+    const server = await start(['--data-dir', tempDir(), '--base-url', 'https://api.example.test/'], {
+      EDGEWARD_ADMIN_API_KEY: 'ewk_base_url',
+    });
+    const response = await call(server.listenUrl, 'ewk_base_url', 'POST', '/ip_policies', {});
+    const body = (await response.json()) as { id: string; uri: string };
+    expect(body.uri).toBe(`https://api.example.test/ip_policies/${body.id}`);
+  });
+});

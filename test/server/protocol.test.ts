@@ -1,0 +1,210 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_KEY, startTestServer, type TestServer } from '../support/server.js';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(async () => t.stop());
+
+function expectErrorShape(response: { status: number; headers: Headers; body: Record<string, unknown> }) {
+  expect(Object.keys(response.body).sort()).toEqual(['details', 'error_code', 'msg', 'status_code']);
+  expect(response.body.status_code).toBe(response.status);
+  expect(response.body.error_code).toMatch(/^ERR_EDGEWARD_\d+$/);
+  expect(typeof response.body.msg).toBe('string');
+  const details = response.body.details as Record<string, unknown>;
+  expect(Object.keys(details)).toEqual(['operation_id']);
+  expect(details.operation_id).toMatch(/^op_[0-9A-Za-z]{27}$/);
+  expect(response.headers.get('svc-operation-id')).toBe(details.operation_id);
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+}
+
+describe('authentication', () => {
+  it('401s without an Authorization header', async () => {
+    const response = await t.api('GET', '/ip_policies', undefined, { key: null });
+    expect(response.status).toBe(401);
+    expectErrorShape(response);
+    expect(response.body).toMatchObject({ error_code: 'ERR_EDGEWARD_200' });
+    expect(response.body.msg).toMatch(/^Authorization: /);
+  });
+
+  it('401s with an unknown key or a malformed header', async () => {
+    const unknown = await t.api('GET', '/ip_policies', undefined, { key: 'ewk_nope' });
+    expect(unknown.status).toBe(401);
+    expect(unknown.body).toMatchObject({ error_code: 'ERR_EDGEWARD_201' });
+    const basic = await t.api('GET', '/ip_policies', undefined, {
+      key: null,
+      headers: { authorization: `Basic ${ADMIN_KEY}` },
+    });
+    expect(basic.status).toBe(401);
+    expectErrorShape(basic);
+  });
+
+  it('401s on unknown routes too, so route names do not leak without a key', async () => {
+    expect((await t.api('GET', '/nope', undefined, { key: null })).status).toBe(401);
+    const known = await t.api('GET', '/nope');
+    expect(known.status).toBe(404);
+    expectErrorShape(known);
+  });
+});
+
+describe('Svc-Version', () => {
+  it('400s when missing or unsupported, with its own code', async () => {
+    const missing = await t.api('GET', '/ip_policies', undefined, { version: null });
+    expect(missing.status).toBe(400);
+    expectErrorShape(missing);
+    expect(missing.body).toMatchObject({ error_code: 'ERR_EDGEWARD_101' });
+    expect(missing.body.msg).toMatch(/^Svc-Version: /);
+    const old = await t.api('GET', '/ip_policies', undefined, { version: '1' });
+    expect(old.status).toBe(400);
+    expect(old.body).toMatchObject({ error_code: 'ERR_EDGEWARD_101' });
+  });
+});
+
+describe('request bodies', () => {
+  it('415s a body that is not JSON', async () => {
+    const response = await t.api('POST', '/ip_policies', undefined, {
+      rawBody: 'description=x',
+      headers: { 'content-type': 'text/plain' },
+    });
+    expect(response.status).toBe(415);
+    expectErrorShape(response);
+  });
+
+  it('400s malformed JSON', async () => {
+    const response = await t.api('POST', '/ip_policies', undefined, { rawBody: '{"description":' });
+    expect(response.status).toBe(400);
+    expectErrorShape(response);
+    expect(response.body).toMatchObject({ error_code: 'ERR_EDGEWARD_102' });
+  });
+
+  it('400s unknown fields and wrong types, naming the field', async () => {
+    const unknown = await t.api('POST', '/ip_policies', { description: 'x', colour: 'red' });
+    expect(unknown.status).toBe(400);
+    expectErrorShape(unknown);
+    expect(unknown.body.msg).toBe('colour: unknown field');
+    const wrongType = await t.api('POST', '/ip_policies', { description: 42 });
+    expect(wrongType.status).toBe(400);
+    expect(wrongType.body.msg).toBe('description: must be a string, got number');
+    const notObject = await t.api('POST', '/ip_policies', ['x']);
+    expect(notObject.status).toBe(400);
+  });
+
+  it('413s bodies over 1 MiB', async () => {
+    const response = await t.api('POST', '/ip_policies', { metadata: 'x'.repeat(1_100_000) });
+    expect(response.status).toBe(413);
+    expectErrorShape(response);
+  });
+});
+
+describe('Idempotency-Key', () => {
+  it('replays the original response for the same key and body', async () => {
+    const headers = { 'idempotency-key': 'create-office-policy' };
+    const first = await t.api('POST', '/ip_policies', { description: 'office' }, { headers });
+    const second = await t.api('POST', '/ip_policies', { description: 'office' }, { headers });
+    expect(first.status).toBe(201);
+    expect(second.status).toBe(201);
+    expect(second.body).toEqual(first.body);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    const all = await t.api<{ ip_policies: Array<{ description: string }> }>('GET', '/ip_policies');
+    expect(all.body.ip_policies.filter((p) => p.description === 'office')).toHaveLength(1);
+  });
+
+  it('409s the same key with a different body, and keeps the first resource', async () => {
+    const headers = { 'idempotency-key': 'reused-key' };
+    const first = await t.api('POST', '/ip_policies', { description: 'a' }, { headers });
+    const second = await t.api('POST', '/ip_policies', { description: 'b' }, { headers });
+    expect(second.status).toBe(409);
+    expectErrorShape(second);
+    expect(second.body).toMatchObject({ error_code: 'ERR_EDGEWARD_500' });
+    expect((await t.api('GET', `/ip_policies/${first.body.id}`)).status).toBe(200);
+  });
+
+  it('creates exactly one resource under concurrent retries', async () => {
+    const headers = { 'idempotency-key': 'concurrent-key' };
+    const responses = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        t.api('POST', '/ip_policies', { description: 'concurrent' }, { headers }),
+      ),
+    );
+    const ids = new Set(responses.map((r) => r.body.id));
+    expect(responses.every((r) => r.status === 201)).toBe(true);
+    expect(ids.size).toBe(1);
+  });
+
+  it('does not record a failed request, so a corrected retry with the same key works', async () => {
+    const headers = { 'idempotency-key': 'fix-and-retry' };
+    const bad = await t.api('POST', '/ip_policies', { description: 'x'.repeat(300) }, { headers });
+    expect(bad.status).toBe(400);
+    const corrected = await t.api('POST', '/ip_policies', { description: 'x' }, { headers });
+    expect(corrected.status).toBe(201);
+    expect(corrected.body.description).toBe('x');
+  });
+
+  it('400s a malformed key', async () => {
+    const response = await t.api('POST', '/ip_policies', {}, { headers: { 'idempotency-key': 'a b' } });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ error_code: 'ERR_EDGEWARD_106' });
+  });
+});
+
+describe('paging', () => {
+  it('pages newest first with an absolute next_page_uri until null', async () => {
+    const created: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      created.push((await t.api('POST', '/ip_policies', { description: `page-${i}` })).body.id as string);
+    }
+    const seen: string[] = [];
+    let next: string | null = `/ip_policies?limit=3`;
+    let pages = 0;
+    while (next) {
+      const page: {
+        status: number;
+        body: { ip_policies: Array<{ id: string }>; next_page_uri: string | null };
+      } = await t.api('GET', next);
+      expect(page.status).toBe(200);
+      expect(page.body.ip_policies.length).toBeLessThanOrEqual(3);
+      seen.push(...page.body.ip_policies.map((p) => p.id));
+      if (page.body.next_page_uri) {
+        expect(page.body.next_page_uri.startsWith(`${t.baseUrl}/ip_policies?before_id=`)).toBe(true);
+        expect(page.body.next_page_uri).toContain('&limit=3');
+      }
+      next = page.body.next_page_uri;
+      pages++;
+    }
+    expect(pages).toBeGreaterThanOrEqual(3);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toEqual([...seen].sort().reverse());
+    const ours = seen.filter((id) => created.includes(id));
+    expect(ours).toEqual([...created].reverse());
+  });
+
+  it('keeps paging correct when the before_id item is deleted', async () => {
+    const a = (await t.api('POST', '/ip_policies', {})).body.id as string;
+    const b = (await t.api('POST', '/ip_policies', {})).body.id as string;
+    await t.api('DELETE', `/ip_policies/${b}`);
+    const page = await t.api<{ ip_policies: Array<{ id: string }> }>(
+      'GET',
+      `/ip_policies?before_id=${b}&limit=1`,
+    );
+    expect(page.body.ip_policies[0]?.id).toBe(a);
+  });
+
+  it('400s limits outside 1..100 and unknown query parameters, naming them', async () => {
+    for (const query of ['limit=0', 'limit=101', 'limit=abc', 'limit=1.5']) {
+      const response = await t.api('GET', `/ip_policies?${query}`);
+      expect(response.status, query).toBe(400);
+      expect(response.body.msg).toMatch(/^limit: /);
+    }
+    const unknown = await t.api('GET', '/ip_policies?page=2');
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.msg).toBe('page: unknown field');
+  });
+});
+
+describe('public endpoints', () => {
+  it('serves probes without a key', async () => {
+    expect((await t.api('GET', '/healthz', undefined, { key: null, version: null })).status).toBe(200);
+    expect((await t.api('GET', '/readyz', undefined, { key: null, version: null })).status).toBe(200);
+  });
+});

@@ -1,0 +1,58 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+
+export interface ServerProcess {
+  child: ChildProcess;
+  listenUrl: string;
+  stdout(): string;
+  /** SIGKILL: no shutdown hook runs, as in a crash or an OOM kill. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Runs `edgeward server` as a separate OS process (through tsx, so no build is needed). */
+export async function spawnServer(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'server', '--port', '0', ...args], {
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  const listenUrl = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in 20 s\n${out}\n${err}`)), 20_000);
+    const check = () => {
+      const match = /"listen":"([^"]+)"/.exec(out);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    };
+    child.stdout?.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}\n${out}\n${err}`));
+    });
+  });
+  return {
+    child,
+    listenUrl,
+    stdout: () => out,
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.kill(signal);
+      await exited;
+    },
+  };
+}
