@@ -1,3 +1,4 @@
+import { demoCommand } from './demo-command.js';
 import { openApiCommand } from './openapi-command.js';
 import { serverCommand } from './server-command.js';
 
@@ -5,6 +6,7 @@ const USAGE = `usage: edgeward <command> [flags]
 
 commands:
   server    run the management API (edgeward server --help)
+  demo      start a server on embedded defaults, make first requests, print how to call it
   openapi   print the OpenAPI 3.1 document
 `;
 
@@ -14,6 +16,8 @@ export async function runCli(argv: string[]): Promise<number | undefined> {
   switch (command) {
     case 'server':
       return serverCommand(rest);
+    case 'demo':
+      return demoCommand(rest);
     case 'openapi':
       return openApiCommand();
     case undefined:

@@ -12,6 +12,7 @@ const HELP = `usage: edgeward server [flags]
   --tls-cert FILE       serve HTTPS with this certificate chain (PEM) ...
   --tls-key FILE        ... and this private key (PEM)
   --tcp-addr-domain D   DNS suffix of reserved TCP addresses (default tcp.edgeward.dev)
+  --rate-limit N        requests per minute per API key owner, 0 disables (default 12000)
 
 environment:
   EDGEWARD_ADMIN_API_KEY  admin API key to bootstrap; without it one is generated and printed once
@@ -31,6 +32,7 @@ export async function serverCommand(argv: string[]): Promise<number | undefined>
       'tls-cert': { type: 'string' },
       'tls-key': { type: 'string' },
       'tcp-addr-domain': { type: 'string' },
+      'rate-limit': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -42,6 +44,10 @@ export async function serverCommand(argv: string[]): Promise<number | undefined>
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`--port: '${values.port}' is not a port`);
+  const rateLimit = values['rate-limit'] === undefined ? undefined : Number(values['rate-limit']);
+  if (rateLimit !== undefined && (!Number.isInteger(rateLimit) || rateLimit < 0)) {
+    throw new Error(`--rate-limit: '${values['rate-limit']}' is not a whole number`);
+  }
   const logger = pino({
     level: process.env.LOG_LEVEL ?? 'info',
     // Belt and braces: no code path logs these, and if one ever did they would be masked.
@@ -56,6 +62,7 @@ export async function serverCommand(argv: string[]): Promise<number | undefined>
     tlsCertFile: values['tls-cert'],
     tlsKeyFile: values['tls-key'],
     tcpAddrDomain: values['tcp-addr-domain'],
+    rateLimitPerMinute: rateLimit,
     adminApiKey: process.env.EDGEWARD_ADMIN_API_KEY,
     secretKey: process.env.EDGEWARD_SECRET_KEY,
     logger,

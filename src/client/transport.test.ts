@@ -73,15 +73,15 @@ describe('Transport', () => {
   });
 
   it('gives up after maxAttempts on 503 with a typed error', async () => {
-    const { server, transport } = await setup([{ status: 503, body: error(503, 'ERR_EDGEWARD_801') }]);
+    const { server, transport } = await setup([{ status: 503, body: error(503, 'ERR_EDGEWARD_800') }]);
     const failure = await transport.send('GET', '/things').catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(EdgewardApiError);
-    expect(failure).toMatchObject({ statusCode: 503, errorCode: 'ERR_EDGEWARD_801', operationId: 'op_123' });
+    expect(failure).toMatchObject({ statusCode: 503, errorCode: 'ERR_EDGEWARD_800', operationId: 'op_123' });
     expect(server.seen).toHaveLength(3);
   });
 
   it('does not retry a POST without an idempotency key, nor a 400', async () => {
-    const { server, transport } = await setup([{ status: 503, body: error(503, 'ERR_EDGEWARD_801') }]);
+    const { server, transport } = await setup([{ status: 503, body: error(503, 'ERR_EDGEWARD_800') }]);
     await expect(transport.send('POST', '/things', { body: {} })).rejects.toBeInstanceOf(EdgewardApiError);
     expect(server.seen).toHaveLength(1);
     const second = await setup([{ status: 400, body: error(400, 'ERR_EDGEWARD_100') }]);

@@ -10,6 +10,7 @@ import { authPlugin } from './plugins/auth.js';
 import { errorsPlugin } from './plugins/errors.js';
 import { idempotencyJanitor } from './plugins/idempotency-janitor.js';
 import { openApiPlugin } from './plugins/openapi.js';
+import { DEFAULT_RATE_LIMIT_PER_MINUTE, rateLimitPlugin } from './plugins/rate-limit.js';
 import { registerRoutes } from './routes/index.js';
 import { type BootstrapResult, bootstrapAdmin } from './store/bootstrap.js';
 import { openDatabase } from './store/database.js';
@@ -26,6 +27,8 @@ export interface AppOptions {
   secretKey?: string | undefined;
   /** A pino logger; none by default (tests). */
   logger?: FastifyBaseLogger | false;
+  /** Requests per minute per API key owner; 0 disables. */
+  rateLimitPerMinute?: number | undefined;
   https?: { key: Buffer; cert: Buffer } | undefined;
 }
 
@@ -86,6 +89,9 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
 
   await app.register(errorsPlugin);
   await app.register(authPlugin, { db });
+  await app.register(rateLimitPlugin, {
+    perMinute: options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
+  });
   await app.register(idempotencyJanitor, { db });
   app.get('/healthz', { config: { public: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { config: { public: true } }, async () => {

@@ -202,6 +202,25 @@ describe('paging', () => {
   });
 });
 
+describe('rate limiting', () => {
+  it('429s past the per-key budget with Retry-After, and never limits probes', async () => {
+    const limited = await startTestServer({ rateLimitPerMinute: 3 });
+    try {
+      for (let i = 0; i < 3; i++) expect((await limited.api('GET', '/ip_policies')).status).toBe(200);
+      const refused = await limited.api('GET', '/ip_policies');
+      expect(refused.status).toBe(429);
+      expectErrorShape(refused);
+      expect(refused.body).toMatchObject({ error_code: 'ERR_EDGEWARD_700' });
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await limited.api('GET', '/healthz', undefined, { key: null, version: null })).status).toBe(
+        200,
+      );
+    } finally {
+      await limited.stop();
+    }
+  });
+});
+
 describe('public endpoints', () => {
   it('serves probes without a key', async () => {
     expect((await t.api('GET', '/healthz', undefined, { key: null, version: null })).status).toBe(200);

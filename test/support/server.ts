@@ -39,10 +39,19 @@ export interface TestServer {
 }
 
 /** A real server over real HTTP on a real SQLite file in a fresh temporary directory. */
-export async function startTestServer(options: { dataDir?: string } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: { dataDir?: string; rateLimitPerMinute?: number } = {},
+): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'edgeward-test-'));
   const launch = (port: number) =>
-    startServer({ dataDir, host: '127.0.0.1', port, adminApiKey: ADMIN_KEY, logger: false });
+    startServer({
+      dataDir,
+      host: '127.0.0.1',
+      port,
+      adminApiKey: ADMIN_KEY,
+      logger: false,
+      rateLimitPerMinute: options.rateLimitPerMinute,
+    });
   let server = await launch(0);
   const port = Number(new URL(server.listenUrl).port);
   const handle: TestServer = {
