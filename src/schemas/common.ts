@@ -39,7 +39,13 @@ export function resourceId(prefix: string) {
 export const idParams = z.strictObject({ id: z.string().min(1) });
 
 export const listQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(100).default(100).meta({ description: 'page size, 1..100' }),
+  limit: z.coerce
+    .number({ error: 'must be a whole number from 1 to 100' })
+    .int('must be a whole number from 1 to 100')
+    .min(1, 'must be a whole number from 1 to 100')
+    .max(100, 'must be a whole number from 1 to 100')
+    .default(100)
+    .meta({ description: 'page size, 1..100' }),
   before_id: z.string().min(1).optional().meta({ description: 'return items created before this id' }),
 });
 export type ListQuery = z.infer<typeof listQuery>;

@@ -19,6 +19,8 @@ export function describeZodError(error: z.ZodError, root?: string): string {
     return `${keys.join(', ')}: unknown field${keys.length > 1 ? 's' : ''}`;
   }
   const where = fieldPath(issue.path, root);
+  // A schema's own message beats the generic wording below.
+  if (!issue.message.startsWith('Invalid ')) return `${where}: ${issue.message}`;
   if (issue.code === 'invalid_type') {
     const received =
       issue.input === undefined ? 'missing' : issue.input === null ? 'null' : typeof issue.input;

@@ -39,6 +39,12 @@ function fromFastify(error: FastifyError): { code: ErrorCode; msg: string } | un
   return undefined;
 }
 
+/** SQLite (better-sqlite3) and PostgreSQL (pg) spell a unique-constraint violation differently. */
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
+}
+
 /** Every failure leaves as `{error_code, status_code, msg, details: {operation_id}}`. */
 export const errorsPlugin = fp(async (app: FastifyInstance) => {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -46,6 +52,15 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
       for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
       if (error.statusCode >= 500) request.log.error({ err: error }, 'request failed');
       return sendError(request, reply, error.code, error.message);
+    }
+    if (isUniqueViolation(error)) {
+      // A race the route's own existence check could not see (two replicas on PostgreSQL, say).
+      return sendError(
+        request,
+        reply,
+        'ERR_EDGEWARD_501',
+        'conflicts with an existing resource; retry to see it',
+      );
     }
     const mapped = fromFastify(error);
     if (mapped) return sendError(request, reply, mapped.code, mapped.msg);

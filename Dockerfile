@@ -1,0 +1,24 @@
+# edgeward: one image for `edgeward server` and (later) `edgeward operator`.
+# Built in two stages so the runtime image has no compiler, no dev dependencies and no sources.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+# better-sqlite3 is compiled from source when no prebuilt binary matches.
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 4040
+ENTRYPOINT ["node", "/app/dist/cli.js"]
+CMD ["server", "--host", "0.0.0.0", "--port", "4040", "--data-dir", "/data"]

@@ -1,0 +1,212 @@
+import type { FastifyInstance } from 'fastify';
+import { idParams } from '../../schemas/common.js';
+import {
+  type AwsAuth,
+  type EventDestination,
+  type EventTarget,
+  type EventTargetInput,
+  eventDestination,
+  eventDestinationCreate,
+  eventDestinationList,
+  eventDestinationUpdate,
+} from '../../schemas/event-destinations.js';
+import { newId } from '../crypto/ids.js';
+import { inUse } from '../errors/api-error.js';
+import type { RequestContext } from '../http/context.js';
+import { defineRoute } from '../http/route.js';
+import type { Db } from '../store/database.js';
+import { defineCollectionReads, insertRow, type Row, requireRow, updateRow } from './collection.js';
+
+const TAG = 'Event destinations';
+const KIND = 'event destination';
+
+/** The target as sealed at rest: every member present, secrets in the clear (inside the seal only). */
+interface StoredAwsAuth {
+  role: { role_arn: string } | null;
+  creds: { aws_access_key_id: string; aws_secret_access_key: string } | null;
+}
+interface StoredTarget {
+  kinesis: { auth: StoredAwsAuth; stream_arn: string } | null;
+  firehose: { auth: StoredAwsAuth; delivery_stream_arn: string } | null;
+  cloudwatch_logs: { auth: StoredAwsAuth; log_group_arn: string } | null;
+  datadog: { api_key: string; ddtags: string | null; service: string | null; ddsite: string | null } | null;
+}
+
+type AwsAuthInput = NonNullable<EventTargetInput['kinesis']>['auth'];
+
+function storedAuth(auth: AwsAuthInput): StoredAwsAuth {
+  return {
+    role: auth.role ? { role_arn: auth.role.role_arn } : null,
+    creds: auth.creds
+      ? {
+          aws_access_key_id: auth.creds.aws_access_key_id,
+          aws_secret_access_key: auth.creds.aws_secret_access_key,
+        }
+      : null,
+  };
+}
+
+/** Validated input -> the full stored shape (absent members become null). */
+function storedTarget(input: EventTargetInput): StoredTarget {
+  return {
+    kinesis: input.kinesis
+      ? { auth: storedAuth(input.kinesis.auth), stream_arn: input.kinesis.stream_arn }
+      : null,
+    firehose: input.firehose
+      ? { auth: storedAuth(input.firehose.auth), delivery_stream_arn: input.firehose.delivery_stream_arn }
+      : null,
+    cloudwatch_logs: input.cloudwatch_logs
+      ? { auth: storedAuth(input.cloudwatch_logs.auth), log_group_arn: input.cloudwatch_logs.log_group_arn }
+      : null,
+    datadog: input.datadog
+      ? {
+          api_key: input.datadog.api_key,
+          ddtags: input.datadog.ddtags ?? null,
+          service: input.datadog.service ?? null,
+          ddsite: input.datadog.ddsite ?? null,
+        }
+      : null,
+  };
+}
+
+function redactedAuth(auth: StoredAwsAuth): AwsAuth {
+  return {
+    role: auth.role ? { role_arn: auth.role.role_arn } : null,
+    creds: auth.creds
+      ? { aws_access_key_id: auth.creds.aws_access_key_id, aws_secret_access_key: null }
+      : null,
+  };
+}
+
+/** Secrets are write-only: the read form shows them as null, everything else as stored. */
+function redactedTarget(target: StoredTarget): EventTarget {
+  const { kinesis, firehose, cloudwatch_logs, datadog } = target;
+  return {
+    kinesis: kinesis ? { auth: redactedAuth(kinesis.auth), stream_arn: kinesis.stream_arn } : null,
+    firehose: firehose
+      ? { auth: redactedAuth(firehose.auth), delivery_stream_arn: firehose.delivery_stream_arn }
+      : null,
+    cloudwatch_logs: cloudwatch_logs
+      ? { auth: redactedAuth(cloudwatch_logs.auth), log_group_arn: cloudwatch_logs.log_group_arn }
+      : null,
+    datadog: datadog
+      ? { api_key: null, ddtags: datadog.ddtags, service: datadog.service, ddsite: datadog.ddsite }
+      : null,
+  };
+}
+
+/** The seal's context binds the ciphertext to its row: a target copied to another row will not open. */
+const sealContext = (id: string) => `event_destination:${id}`;
+
+function sealTarget(ctx: RequestContext, id: string, target: EventTargetInput): string {
+  return ctx.secretBox.seal(JSON.stringify(storedTarget(target)), sealContext(id));
+}
+
+function openTarget(ctx: RequestContext, row: Row<'event_destinations'>): StoredTarget {
+  let text: string;
+  try {
+    text = ctx.secretBox.open(row.target_sealed, sealContext(row.id));
+  } catch (cause) {
+    throw new Error(`target of event destination ${row.id} cannot be unsealed (wrong secret key?)`, {
+      cause,
+    });
+  }
+  // Written by storedTarget() and authenticated by AES-GCM, so its shape is ours.
+  return JSON.parse(text) as StoredTarget;
+}
+
+export function eventDestinationToWire(
+  row: Row<'event_destinations'>,
+  ctx: RequestContext,
+): EventDestination {
+  return {
+    id: row.id,
+    uri: ctx.url(`/event_destinations/${row.id}`),
+    created_at: row.created_at,
+    description: row.description,
+    metadata: row.metadata,
+    format: row.format,
+    target: redactedTarget(openTarget(ctx, row)),
+  };
+}
+
+/** The first (oldest) event subscription that lists the destination, if any. */
+async function subscriptionUsing(db: Db, destinationId: string): Promise<string | undefined> {
+  // LIKE narrows the scan (`_` in ids is a wildcard, so it may over-match); the JSON check decides.
+  const candidates = await db
+    .selectFrom('event_subscriptions')
+    .select(['id', 'destination_ids'])
+    .where('destination_ids', 'like', `%"${destinationId}"%`)
+    .orderBy('id', 'asc')
+    .execute();
+  return candidates.find((row) => (JSON.parse(row.destination_ids) as string[]).includes(destinationId))?.id;
+}
+
+export async function eventDestinationRoutes(app: FastifyInstance): Promise<void> {
+  defineRoute(app, {
+    method: 'POST',
+    url: '/event_destinations',
+    operationId: 'createEventDestination',
+    summary: 'Create an event destination (it receives nothing until a subscription lists it)',
+    tag: TAG,
+    body: eventDestinationCreate,
+    status: 201,
+    response: eventDestination,
+    idempotent: true,
+    handler: async ({ body, ctx }) => {
+      const id = newId('ed');
+      const row = {
+        id,
+        created_at: ctx.now(),
+        description: body.description ?? '',
+        metadata: body.metadata ?? '',
+        format: body.format ?? 'json',
+        target_sealed: sealTarget(ctx, id, body.target),
+      };
+      await insertRow(ctx.db, 'event_destinations', row);
+      return eventDestinationToWire(row, ctx);
+    },
+  });
+  defineRoute(app, {
+    method: 'PATCH',
+    url: '/event_destinations/:id',
+    operationId: 'updateEventDestination',
+    summary: 'Update an event destination; a given target replaces the old one completely',
+    tag: TAG,
+    params: idParams,
+    body: eventDestinationUpdate,
+    status: 200,
+    response: eventDestination,
+    handler: async ({ params, body, ctx }) => {
+      await requireRow(ctx.db, 'event_destinations', params.id, KIND);
+      await updateRow(ctx.db, 'event_destinations', params.id, {
+        description: body.description,
+        metadata: body.metadata,
+        format: body.format,
+        target_sealed: body.target === undefined ? undefined : sealTarget(ctx, params.id, body.target),
+      });
+      return eventDestinationToWire(await requireRow(ctx.db, 'event_destinations', params.id, KIND), ctx);
+    },
+  });
+  defineCollectionReads(app, {
+    table: 'event_destinations',
+    path: '/event_destinations',
+    listKey: 'event_destinations',
+    kind: KIND,
+    name: 'EventDestination',
+    plural: 'EventDestinations',
+    tag: TAG,
+    item: eventDestination,
+    list: eventDestinationList,
+    toWire: eventDestinationToWire,
+    // A subscription must never point at a destination that is gone: the caller unlinks it first.
+    beforeDelete: async (row, ctx) => {
+      const subscriptionId = await subscriptionUsing(ctx.db, row.id);
+      if (subscriptionId) {
+        throw inUse(
+          `event destination ${row.id} is used by event subscription ${subscriptionId}; remove it there first`,
+        );
+      }
+    },
+  });
+}

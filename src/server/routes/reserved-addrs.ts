@@ -1,0 +1,131 @@
+import { randomInt } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { idParams } from '../../schemas/common.js';
+import {
+  type ReservedAddr,
+  reservedAddr,
+  reservedAddrCreate,
+  reservedAddrList,
+  reservedAddrUpdate,
+} from '../../schemas/reserved-addrs.js';
+import { newId } from '../crypto/ids.js';
+import { ApiError, badReference } from '../errors/api-error.js';
+import type { RequestContext } from '../http/context.js';
+import { defineRoute } from '../http/route.js';
+import type { Db } from '../store/database.js';
+import { defineCollectionReads, type Row, requireRow, updateRow } from './collection.js';
+
+const TAG = 'Reserved addresses';
+const KIND = 'reserved address';
+
+/** Ports below 10000 are left to well-known and registered services. */
+export const RESERVED_PORT_MIN = 10000;
+export const RESERVED_PORT_MAX = 65535;
+/** With ~55k ports per region a collision is rare; a few draws make failure vanishingly unlikely. */
+const ADDR_ATTEMPTS = 8;
+
+export function randomReservedPort(): number {
+  return randomInt(RESERVED_PORT_MIN, RESERVED_PORT_MAX + 1);
+}
+
+export function reservedAddrToWire(row: Row<'reserved_addrs'>, ctx: RequestContext): ReservedAddr {
+  return {
+    id: row.id,
+    uri: ctx.url(`/reserved_addrs/${row.id}`),
+    created_at: row.created_at,
+    description: row.description,
+    metadata: row.metadata,
+    addr: row.addr,
+    region: row.region as ReservedAddr['region'],
+    // Endpoint configurations are not built, so none can be attached.
+    endpoint_configuration: null,
+  };
+}
+
+/**
+ * Inserts the row with a free `<region>.<domain>:<port>`. `ON CONFLICT (addr) DO NOTHING` lets a
+ * taken address be retried inside the same transaction on SQLite and PostgreSQL alike (a failed
+ * INSERT would abort a PostgreSQL transaction), and the UNIQUE column keeps concurrent creates apart.
+ */
+export async function insertWithFreeAddr(
+  db: Db,
+  row: Omit<Row<'reserved_addrs'>, 'addr'>,
+  domain: string,
+  pickPort: () => number = randomReservedPort,
+): Promise<Row<'reserved_addrs'>> {
+  for (let attempt = 0; attempt < ADDR_ATTEMPTS; attempt++) {
+    const candidate = { ...row, addr: `${row.region}.${domain}:${pickPort()}` };
+    const result = await db
+      .insertInto('reserved_addrs')
+      .values(candidate)
+      .onConflict((oc) => oc.column('addr').doNothing())
+      .executeTakeFirst();
+    if (Number(result.numInsertedOrUpdatedRows ?? 0n) === 1) return candidate;
+  }
+  throw new ApiError(
+    'ERR_EDGEWARD_900',
+    `region: no free port found for a reserved address in region '${row.region}' after ${ADDR_ATTEMPTS} attempts; try again`,
+  );
+}
+
+export async function reservedAddrRoutes(app: FastifyInstance): Promise<void> {
+  defineRoute(app, {
+    method: 'POST',
+    url: '/reserved_addrs',
+    operationId: 'createReservedAddr',
+    summary: 'Reserve a TCP address (hostname:port) in a region',
+    tag: TAG,
+    body: reservedAddrCreate,
+    status: 201,
+    response: reservedAddr,
+    idempotent: true,
+    handler: async ({ body, ctx }) => {
+      const row = await insertWithFreeAddr(
+        ctx.db,
+        {
+          id: newId('ra'),
+          created_at: ctx.now(),
+          description: body.description ?? '',
+          metadata: body.metadata ?? '',
+          region: body.region ?? 'us',
+          endpoint_configuration_id: null,
+        },
+        ctx.settings.tcpAddrDomain,
+      );
+      return reservedAddrToWire(row, ctx);
+    },
+  });
+  defineRoute(app, {
+    method: 'PATCH',
+    url: '/reserved_addrs/:id',
+    operationId: 'updateReservedAddr',
+    summary: 'Update the description or metadata of a reserved address (region and addr are fixed)',
+    tag: TAG,
+    params: idParams,
+    body: reservedAddrUpdate,
+    status: 200,
+    response: reservedAddr,
+    handler: async ({ params, body, ctx }) => {
+      await requireRow(ctx.db, 'reserved_addrs', params.id, KIND);
+      const { endpoint_configuration_id: endpointConfigurationId, ...changes } = body;
+      // null or "" detaches, which is already the case; any id names something that cannot exist yet.
+      if (endpointConfigurationId) {
+        throw badReference('endpoint_configuration_id', endpointConfigurationId, 'endpoint configuration');
+      }
+      await updateRow(ctx.db, 'reserved_addrs', params.id, changes);
+      return reservedAddrToWire(await requireRow(ctx.db, 'reserved_addrs', params.id, KIND), ctx);
+    },
+  });
+  defineCollectionReads(app, {
+    table: 'reserved_addrs',
+    path: '/reserved_addrs',
+    listKey: 'reserved_addrs',
+    kind: KIND,
+    name: 'ReservedAddr',
+    plural: 'ReservedAddrs',
+    tag: TAG,
+    item: reservedAddr,
+    list: reservedAddrList,
+    toWire: reservedAddrToWire,
+  });
+}
