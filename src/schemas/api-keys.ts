@@ -1,13 +1,9 @@
 import { z } from 'zod';
-import { description, listOf, metadata, timestamp } from './common.js';
+import { describedInputFields, describedResourceFields, listOf } from './common.js';
 
 export const apiKey = z
   .object({
-    id: z.string(),
-    uri: z.string(),
-    created_at: timestamp,
-    description: z.string(),
-    metadata: z.string(),
+    ...describedResourceFields,
     owner_id: z.string(),
     token: z
       .string()
@@ -18,8 +14,7 @@ export const apiKey = z
 export type ApiKey = z.infer<typeof apiKey>;
 
 export const apiKeyCreate = z.strictObject({
-  description: description.optional(),
-  metadata: metadata.optional(),
+  ...describedInputFields,
   // Existence (and the `usr_`/`bot_` kind) is checked by the route, which answers with a reference error.
   owner_id: z
     .string()
@@ -28,10 +23,7 @@ export const apiKeyCreate = z.strictObject({
     .meta({ description: 'user or bot that owns the key; default the caller; only admins may name another' }),
 });
 export type ApiKeyCreate = z.input<typeof apiKeyCreate>;
-export const apiKeyUpdate = z.strictObject({
-  description: description.optional(),
-  metadata: metadata.optional(),
-});
+export const apiKeyUpdate = z.strictObject(describedInputFields);
 export type ApiKeyUpdate = z.input<typeof apiKeyUpdate>;
 export const apiKeyList = listOf('api_keys', apiKey);
 export type ApiKeyList = z.infer<typeof apiKeyList>;

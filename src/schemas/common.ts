@@ -26,6 +26,27 @@ export const metadataChars = z
 
 export const timestamp = z.string().meta({ description: 'RFC 3339 timestamp, UTC', format: 'date-time' });
 
+/** Read form of the fields most resources share; spread first into `z.object({...})`. */
+export const describedResourceFields = {
+  id: z.string(),
+  uri: z.string(),
+  created_at: timestamp,
+  description: z.string(),
+  metadata: z.string(),
+};
+
+/** Optional `description` and `metadata` of a create or update body; spread into `z.strictObject({...})`. */
+export const describedInputFields = {
+  description: description.optional(),
+  metadata: metadata.optional(),
+};
+
+/** As `describedInputFields`, with the character-counted limits event subscriptions use. */
+export const describedInputFieldsChars = {
+  description: descriptionChars.optional(),
+  metadata: metadataChars.optional(),
+};
+
 export const ref = z.object({ id: z.string(), uri: z.string() }).meta({ id: 'Ref' });
 export type Ref = z.infer<typeof ref>;
 

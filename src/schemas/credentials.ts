@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { acl } from './acl.js';
-import { description, listOf, metadata, timestamp } from './common.js';
+import { describedInputFields, describedResourceFields, listOf } from './common.js';
 
 /** `owner_id` of a credential create. Existence and the `usr_`/`bot_` kind are checked by the route. */
 export const credentialOwnerId = z.string().min(1).meta({
@@ -9,11 +9,7 @@ export const credentialOwnerId = z.string().min(1).meta({
 
 export const credential = z
   .object({
-    id: z.string(),
-    uri: z.string(),
-    created_at: timestamp,
-    description: z.string(),
-    metadata: z.string(),
+    ...describedResourceFields,
     token: z
       .string()
       .nullable()
@@ -25,15 +21,13 @@ export const credential = z
 export type Credential = z.infer<typeof credential>;
 
 export const credentialCreate = z.strictObject({
-  description: description.optional(),
-  metadata: metadata.optional(),
+  ...describedInputFields,
   acl: acl.optional(),
   owner_id: credentialOwnerId.optional(),
 });
 export type CredentialCreate = z.input<typeof credentialCreate>;
 export const credentialUpdate = z.strictObject({
-  description: description.optional(),
-  metadata: metadata.optional(),
+  ...describedInputFields,
   acl: acl.optional(),
 });
 export type CredentialUpdate = z.input<typeof credentialUpdate>;

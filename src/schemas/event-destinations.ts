@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { description, listOf, metadata, timestamp } from './common.js';
+import { describedInputFields, describedResourceFields, listOf } from './common.js';
 
 /**
  * Event destinations: where and how account events are sent.
@@ -142,11 +142,7 @@ export type EventTarget = z.infer<typeof eventTarget>;
 
 export const eventDestination = z
   .object({
-    id: z.string(),
-    uri: z.string(),
-    created_at: timestamp,
-    description: z.string(),
-    metadata: z.string(),
+    ...describedResourceFields,
     format: z.string(),
     target: eventTarget,
   })
@@ -154,8 +150,7 @@ export const eventDestination = z
 export type EventDestination = z.infer<typeof eventDestination>;
 
 export const eventDestinationCreate = z.strictObject({
-  description: description.optional(),
-  metadata: metadata.optional(),
+  ...describedInputFields,
   format: eventFormat.optional().meta({ description: "'json' (any letter case); default 'json'" }),
   target: eventTargetInput,
 });
@@ -163,8 +158,7 @@ export type EventDestinationCreate = z.input<typeof eventDestinationCreate>;
 
 /** A given `target` replaces the stored one completely; omitted fields stay as they are. */
 export const eventDestinationUpdate = z.strictObject({
-  description: description.optional(),
-  metadata: metadata.optional(),
+  ...describedInputFields,
   format: eventFormat.optional(),
   target: eventTargetInput.optional(),
 });

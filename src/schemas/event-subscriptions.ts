@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { descriptionChars, listOf, metadataChars, ref, resourceId, timestamp } from './common.js';
+import { describedInputFieldsChars, describedResourceFields, listOf, ref, resourceId } from './common.js';
 
 /**
  * Event subscriptions: which event types (sources) go to which event destinations.
@@ -59,11 +59,7 @@ export type EventSource = z.infer<typeof eventSource>;
 
 export const eventSubscription = z
   .object({
-    id: z.string(),
-    uri: z.string(),
-    created_at: timestamp,
-    description: z.string(),
-    metadata: z.string(),
+    ...describedResourceFields,
     sources: z.array(eventSource),
     destinations: z.array(ref),
   })
@@ -71,8 +67,7 @@ export const eventSubscription = z
 export type EventSubscription = z.infer<typeof eventSubscription>;
 
 export const eventSubscriptionCreate = z.strictObject({
-  description: descriptionChars.optional(),
-  metadata: metadataChars.optional(),
+  ...describedInputFieldsChars,
   sources: sourcesInput.optional().meta({ description: 'event types to deliver; default none' }),
   destination_ids: destinationIdsInput
     .optional()

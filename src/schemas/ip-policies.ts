@@ -1,22 +1,22 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { description, idParams, listOf, metadata, ref, resourceId, timestamp } from './common.js';
+import {
+  describedInputFields,
+  describedResourceFields,
+  idParams,
+  listOf,
+  ref,
+  resourceId,
+} from './common.js';
 
 export const ipPolicy = z
   .object({
-    id: z.string(),
-    uri: z.string(),
-    created_at: timestamp,
-    description: z.string(),
-    metadata: z.string(),
+    ...describedResourceFields,
   })
   .meta({ id: 'IPPolicy' });
 export type IpPolicy = z.infer<typeof ipPolicy>;
 
-export const ipPolicyCreate = z.strictObject({
-  description: description.optional(),
-  metadata: metadata.optional(),
-});
+export const ipPolicyCreate = z.strictObject(describedInputFields);
 export type IpPolicyCreate = z.input<typeof ipPolicyCreate>;
 export const ipPolicyUpdate = ipPolicyCreate;
 export type IpPolicyUpdate = z.input<typeof ipPolicyUpdate>;
@@ -77,11 +77,7 @@ export const ipPolicyAction = z.enum(['allow', 'deny']);
 
 export const ipPolicyRule = z
   .object({
-    id: z.string(),
-    uri: z.string(),
-    created_at: timestamp,
-    description: z.string(),
-    metadata: z.string(),
+    ...describedResourceFields,
     cidr: z.string(),
     ip_policy: ref,
     action: ipPolicyAction,
@@ -90,16 +86,14 @@ export const ipPolicyRule = z
 export type IpPolicyRule = z.infer<typeof ipPolicyRule>;
 
 export const ipPolicyRuleCreate = z.strictObject({
-  description: description.optional(),
-  metadata: metadata.optional(),
+  ...describedInputFields,
   cidr,
   ip_policy_id: resourceId('ipp'),
   action: ipPolicyAction,
 });
 export type IpPolicyRuleCreate = z.input<typeof ipPolicyRuleCreate>;
 export const ipPolicyRuleUpdate = z.strictObject({
-  description: description.optional(),
-  metadata: metadata.optional(),
+  ...describedInputFields,
   cidr: cidr.optional(),
   action: ipPolicyAction.optional(),
 });

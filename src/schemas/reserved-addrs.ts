@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { description, listOf, metadata, ref, timestamp } from './common.js';
+import { describedInputFields, describedResourceFields, listOf, ref } from './common.js';
 
 export const reservedAddrRegions = ['au', 'eu', 'ap', 'us', 'jp', 'in', 'sa'] as const;
 export const reservedAddrRegion = z
@@ -9,11 +9,7 @@ export type ReservedAddrRegion = z.infer<typeof reservedAddrRegion>;
 
 export const reservedAddr = z
   .object({
-    id: z.string(),
-    uri: z.string(),
-    created_at: timestamp,
-    description: z.string(),
-    metadata: z.string(),
+    ...describedResourceFields,
     addr: z.string().meta({ description: '`hostname:port` assigned at creation' }),
     region: reservedAddrRegion,
     // Endpoint configurations are not built, so nothing can be attached: always null today.
@@ -23,14 +19,12 @@ export const reservedAddr = z
 export type ReservedAddr = z.infer<typeof reservedAddr>;
 
 export const reservedAddrCreate = z.strictObject({
-  description: description.optional(),
-  metadata: metadata.optional(),
+  ...describedInputFields,
   region: reservedAddrRegion.optional(),
 });
 export type ReservedAddrCreate = z.input<typeof reservedAddrCreate>;
 export const reservedAddrUpdate = z.strictObject({
-  description: description.optional(),
-  metadata: metadata.optional(),
+  ...describedInputFields,
   endpoint_configuration_id: z
     .string()
     .nullable()

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { acl } from './acl.js';
-import { description, listOf, metadata, timestamp } from './common.js';
-import { credentialOwnerId } from './credentials.js';
+import { describedInputFields, describedResourceFields, listOf } from './common.js';
+import { credentialOwnerId, credentialUpdate } from './credentials.js';
 
 /**
  * The spec gives no limit for `public_key`; an RSA 16384-bit key in PEM is about 3 KB, so 16 KiB
@@ -12,11 +12,7 @@ export const PUBLIC_KEY_MAX_BYTES = 16384;
 
 export const sshCredential = z
   .object({
-    id: z.string(),
-    uri: z.string(),
-    created_at: timestamp,
-    description: z.string(),
-    metadata: z.string(),
+    ...describedResourceFields,
     public_key: z.string(),
     acl: z.array(z.string()),
     owner_id: z.string(),
@@ -37,19 +33,15 @@ export const sshPublicKeyText = z
   });
 
 export const sshCredentialCreate = z.strictObject({
-  description: description.optional(),
-  metadata: metadata.optional(),
+  ...describedInputFields,
   acl: acl.optional(),
   public_key: sshPublicKeyText,
   owner_id: credentialOwnerId.optional(),
 });
 export type SshCredentialCreate = z.input<typeof sshCredentialCreate>;
-// `public_key` is immutable: a PATCH naming it is an unknown field.
-export const sshCredentialUpdate = z.strictObject({
-  description: description.optional(),
-  metadata: metadata.optional(),
-  acl: acl.optional(),
-});
+// The same fields as a tunnel credential PATCH: `public_key` is immutable, so a PATCH naming it is an
+// unknown field.
+export const sshCredentialUpdate = credentialUpdate;
 export type SshCredentialUpdate = z.input<typeof sshCredentialUpdate>;
 export const sshCredentialList = listOf('ssh_credentials', sshCredential);
 export type SshCredentialList = z.infer<typeof sshCredentialList>;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/server/crypto/tokens.js';
+import { createBot } from '../support/principals.js';
 import { ADMIN_KEY, idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
 
 interface ApiKeyWire {
@@ -26,12 +27,6 @@ beforeAll(async () => {
   adminUserId = t.server.bootstrap.adminUserId;
 });
 afterAll(async () => t.stop());
-
-async function createBot(name: string): Promise<string> {
-  const created = await t.api<{ id: string }>('POST', '/bot_users', { name });
-  expect(created.status).toBe(201);
-  return created.body.id;
-}
 
 async function createKey(body: Record<string, unknown>, key?: string): Promise<ApiKeyWire> {
   const created = await t.api<ApiKeyWire>('POST', '/api_keys', body, key === undefined ? {} : { key });
@@ -135,7 +130,7 @@ describe('API keys', () => {
   });
 
   it('admins may create keys for a bot; unknown or malformed owners are reference errors', async () => {
-    const bot = await createBot('builder');
+    const bot = (await createBot(t, { name: 'builder' })).id;
     const key = await createKey({ owner_id: bot });
     expect(key.owner_id).toBe(bot);
     expect((await t.api('GET', '/bot_users', undefined, { key: key.token })).status).toBe(200);
@@ -158,8 +153,8 @@ describe('API keys', () => {
   });
 
   it('a bot may create keys only for itself', async () => {
-    const bot = await createBot('self-service');
-    const other = await createBot('other');
+    const bot = (await createBot(t, { name: 'self-service' })).id;
+    const other = (await createBot(t, { name: 'other' })).id;
     const botToken = (await createKey({ owner_id: bot })).token as string;
 
     const own = await createKey({ description: 'rotated' }, botToken);
@@ -178,8 +173,8 @@ describe('API keys', () => {
   });
 
   it('a bot sees and changes only its own keys; others are 404, admins see all', async () => {
-    const bot = await createBot('scoped');
-    const other = await createBot('neighbour');
+    const bot = (await createBot(t, { name: 'scoped' })).id;
+    const other = (await createBot(t, { name: 'neighbour' })).id;
     const botKey = await createKey({ owner_id: bot, description: 'mine' });
     const botToken = botKey.token as string;
     const second = await createKey({ owner_id: bot, description: 'mine too' });

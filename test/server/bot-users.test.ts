@@ -1,15 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/server/crypto/ids.js';
 import { hashToken } from '../../src/server/crypto/tokens.js';
+import { walkPages } from '../support/paging.js';
+import { type BotUserWire, createBot } from '../support/principals.js';
 import { idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
 
-interface BotUserWire {
-  id: string;
-  uri: string;
-  name: string;
-  active: boolean;
-  created_at: string;
-}
 interface BotUserListWire {
   bot_users: BotUserWire[];
   uri: string;
@@ -21,12 +16,6 @@ beforeAll(async () => {
   t = await startTestServer();
 });
 afterAll(async () => t.stop());
-
-async function createBot(body: Record<string, unknown> = { name: 'ci-bot' }): Promise<BotUserWire> {
-  const created = await t.api<BotUserWire>('POST', '/bot_users', body);
-  expect(created.status).toBe(201);
-  return created.body;
-}
 
 /** Inserts a credential row directly: this test is about bot users, not the credential routes. */
 async function insertCredential(table: 'credentials' | 'ssh_credentials', ownerId: string): Promise<string> {
@@ -96,7 +85,7 @@ describe('bot users', () => {
   });
 
   it('creates an inactive bot when asked', async () => {
-    const bot = await createBot({ name: 'dormant', active: false });
+    const bot = await createBot(t, { name: 'dormant', active: false });
     expect(bot.active).toBe(false);
     expect((await t.api<BotUserWire>('GET', `/bot_users/${bot.id}`)).body.active).toBe(false);
   });
@@ -119,7 +108,7 @@ describe('bot users', () => {
     }
     expect((await t.api('POST', '/bot_users', { name: 'x'.repeat(255) })).status).toBe(201);
 
-    const bot = await createBot();
+    const bot = await createBot(t, { name: 'ci-bot' });
     for (const [body, message] of [
       [{ name: '' }, /^name: must be 1 to 255 bytes/],
       [{ active: null }, /^active: must be a boolean/],
@@ -154,21 +143,20 @@ describe('bot users', () => {
         ids.push(created.body.id);
       }
       const newestFirst = [...ids].reverse();
-      const seen: string[] = [];
-      let next: string | null = `${own.baseUrl}/bot_users?limit=3`;
       const pageSizes: number[] = [];
-      while (next !== null) {
-        const page: { status: number; body: BotUserListWire } = await own.api<BotUserListWire>('GET', next);
-        expect(page.status).toBe(200);
-        expect(page.body.uri).toBe(`${own.baseUrl}/bot_users`);
-        pageSizes.push(page.body.bot_users.length);
-        seen.push(...page.body.bot_users.map((bot) => bot.id));
-        const last = page.body.bot_users.at(-1);
-        if (page.body.next_page_uri !== null) {
-          expect(page.body.next_page_uri).toBe(`${own.baseUrl}/bot_users?before_id=${last?.id}&limit=3`);
-        }
-        next = page.body.next_page_uri;
-      }
+      const { seen } = await walkPages<BotUserListWire>(
+        own,
+        `${own.baseUrl}/bot_users?limit=3`,
+        'bot_users',
+        (page) => {
+          expect(page.body.uri).toBe(`${own.baseUrl}/bot_users`);
+          pageSizes.push(page.body.bot_users.length);
+          const last = page.body.bot_users.at(-1);
+          if (page.body.next_page_uri !== null) {
+            expect(page.body.next_page_uri).toBe(`${own.baseUrl}/bot_users?before_id=${last?.id}&limit=3`);
+          }
+        },
+      );
       expect(pageSizes).toEqual([3, 3, 1]);
       expect(seen).toEqual(newestFirst);
 
@@ -196,8 +184,8 @@ describe('bot users', () => {
   });
 
   it('only admins may create, change or delete bot users', async () => {
-    const bot = await createBot({ name: 'automation' });
-    const other = await createBot({ name: 'victim' });
+    const bot = await createBot(t, { name: 'automation' });
+    const other = await createBot(t, { name: 'victim' });
     const key = await t.api<{ token: string }>('POST', '/api_keys', { owner_id: bot.id });
     const asBot = { key: key.body.token };
     for (const [method, path, body] of [
@@ -215,7 +203,7 @@ describe('bot users', () => {
   });
 
   it('an inactive bot cannot use its API keys until it is active again', async () => {
-    const bot = await createBot({ name: 'toggle' });
+    const bot = await createBot(t, { name: 'toggle' });
     const key = await t.api<{ token: string }>('POST', '/api_keys', { owner_id: bot.id });
     expect(key.status).toBe(201);
     const token = key.body.token;
@@ -235,7 +223,7 @@ describe('bot users', () => {
   });
 
   it('deleting a bot deletes its API keys: they stop working', async () => {
-    const bot = await createBot({ name: 'short-lived' });
+    const bot = await createBot(t, { name: 'short-lived' });
     const key = (await t.api<{ id: string; token: string }>('POST', '/api_keys', { owner_id: bot.id })).body;
     expect((await t.api('DELETE', `/bot_users/${bot.id}`)).status).toBe(204);
     expect((await t.api('GET', `/api_keys/${key.id}`)).status).toBe(404);
@@ -245,7 +233,7 @@ describe('bot users', () => {
   });
 
   it('refuses to delete a bot that still owns tunnel or SSH credentials, losing nothing', async () => {
-    const bot = await createBot({ name: 'agent owner' });
+    const bot = await createBot(t, { name: 'agent owner' });
     const key = (await t.api<{ id: string; token: string }>('POST', '/api_keys', { owner_id: bot.id })).body;
     const tunnel = await insertCredential('credentials', bot.id);
     const ssh = await insertCredential('ssh_credentials', bot.id);

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/server/crypto/tokens.js';
+import { countRows, walkPages } from '../support/paging.js';
+import { createBotWithKey } from '../support/principals.js';
 import { idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
 
 let t: TestServer;
@@ -23,14 +25,6 @@ type Credential = {
   owner_id: string;
 };
 type CredentialList = { credentials: Credential[]; uri: string; next_page_uri: string | null };
-
-async function createBotWithKey(name: string): Promise<{ botId: string; key: string }> {
-  const bot = await t.api('POST', '/bot_users', { name });
-  expect(bot.status).toBe(201);
-  const key = await t.api('POST', '/api_keys', { owner_id: bot.body.id });
-  expect(key.status).toBe(201);
-  return { botId: String(bot.body.id), key: String(key.body.token) };
-}
 
 async function storedRow(id: string) {
   return t.server.app.edgeward.db
@@ -269,40 +263,34 @@ describe('tunnel credentials', () => {
     for (let i = 0; i < 5; i++) {
       ours.push((await t.api<Credential>('POST', '/credentials', { description: `page-${i}` })).body.id);
     }
-    const seen: string[] = [];
-    let next: string | null = '/credentials?limit=2';
-    let pages = 0;
-    while (next !== null) {
-      const page: { status: number; body: CredentialList } = await t.api<CredentialList>('GET', next);
-      expect(page.status).toBe(200);
-      expect(page.body.credentials.length).toBeLessThanOrEqual(2);
-      for (const item of page.body.credentials) expect(item.token).toBeNull();
-      seen.push(...page.body.credentials.map((item) => item.id));
-      next = page.body.next_page_uri;
-      if (next !== null) {
-        expect(next.startsWith(`${t.baseUrl}/credentials?`)).toBe(true);
-        expect(new URL(next).searchParams.get('limit')).toBe('2');
-        expect(new URL(next).searchParams.get('before_id')).toBe(seen.at(-1));
-      }
-      pages++;
-    }
+    const { seen, pages } = await walkPages<CredentialList>(
+      t,
+      '/credentials?limit=2',
+      'credentials',
+      (page, seen) => {
+        expect(page.body.credentials.length).toBeLessThanOrEqual(2);
+        for (const item of page.body.credentials) expect(item.token).toBeNull();
+        const next = page.body.next_page_uri;
+        if (next !== null) {
+          expect(next.startsWith(`${t.baseUrl}/credentials?`)).toBe(true);
+          expect(new URL(next).searchParams.get('limit')).toBe('2');
+          expect(new URL(next).searchParams.get('before_id')).toBe(seen.at(-1));
+        }
+      },
+    );
     if (pages === 1) throw new Error('expected more than one page');
     // The first page holds the two newest; the whole walk is strictly newest first, so no duplicates.
     expect(seen.slice(0, 2)).toEqual([ours[4], ours[3]]);
     expect(seen).toEqual([...seen].sort().reverse());
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen.filter((id) => ours.includes(id))).toEqual([...ours].reverse());
-    const total = await t.server.app.edgeward.db
-      .selectFrom('credentials')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    expect(seen).toHaveLength(Number(total.n));
+    expect(seen).toHaveLength(await countRows(t, 'credentials'));
   });
 });
 
 describe('tunnel credential owners', () => {
   it('lets an admin name a bot user as owner, and refuses unknown owners', async () => {
-    const { botId } = await createBotWithKey('owner-by-admin');
+    const { botId } = await createBotWithKey(t, 'owner-by-admin');
     const owned = await t.api<Credential>('POST', '/credentials', { owner_id: botId });
     expect(owned.status).toBe(201);
     expect(owned.body.owner_id).toBe(botId);
@@ -328,8 +316,8 @@ describe('tunnel credential owners', () => {
   });
 
   it('makes a bot the owner of what it creates and forbids it to name anyone else', async () => {
-    const { botId, key } = await createBotWithKey('agent-provisioner');
-    const { botId: otherBotId } = await createBotWithKey('other-bot');
+    const { botId, key } = await createBotWithKey(t, 'agent-provisioner');
+    const { botId: otherBotId } = await createBotWithKey(t, 'other-bot');
 
     const own = await t.api<Credential>('POST', '/credentials', { description: 'by bot' }, { key });
     expect(own.status).toBe(201);

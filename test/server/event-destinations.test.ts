@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretBox } from '../../src/server/crypto/secret-box.js';
 import { loadSecretKey } from '../../src/server/crypto/secret-key-file.js';
+import { walkPages } from '../support/paging.js';
 import { idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
 
 type Json = Record<string, unknown>;
@@ -533,24 +534,22 @@ describe('event destinations: paging', () => {
     expect(expected.length).toBeLessThan(100);
     expect(expected.slice(0, 5)).toEqual([...mine].reverse());
 
-    const seen: string[] = [];
-    let next: string | null = `${t.baseUrl}/event_destinations?limit=2`;
-    let pages = 0;
-    while (next) {
-      const page: { status: number; body: DestinationList } = await t.api<DestinationList>('GET', next);
-      expect(page.status).toBe(200);
-      expect(page.body.uri).toBe(`${t.baseUrl}/event_destinations`);
-      expect(page.body.event_destinations.length).toBeLessThanOrEqual(2);
-      for (const item of page.body.event_destinations)
-        expect(Object.keys(item).sort()).toEqual(DESTINATION_KEYS);
-      seen.push(...page.body.event_destinations.map((item) => item.id));
-      next = page.body.next_page_uri;
-      if (next !== null) {
-        const last = page.body.event_destinations.at(-1)?.id;
-        expect(next).toBe(`${t.baseUrl}/event_destinations?before_id=${last}&limit=2`);
-      }
-      pages++;
-    }
+    const { seen, pages } = await walkPages<DestinationList>(
+      t,
+      `${t.baseUrl}/event_destinations?limit=2`,
+      'event_destinations',
+      (page) => {
+        expect(page.body.uri).toBe(`${t.baseUrl}/event_destinations`);
+        expect(page.body.event_destinations.length).toBeLessThanOrEqual(2);
+        for (const item of page.body.event_destinations)
+          expect(Object.keys(item).sort()).toEqual(DESTINATION_KEYS);
+        const next = page.body.next_page_uri;
+        if (next !== null) {
+          const last = page.body.event_destinations.at(-1)?.id;
+          expect(next).toBe(`${t.baseUrl}/event_destinations?before_id=${last}&limit=2`);
+        }
+      },
+    );
     expect(pages).toBe(Math.ceil(expected.length / 2));
     expect(seen).toEqual(expected);
   });

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { walkPages } from '../support/paging.js';
 import { idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
 
 interface Source {
@@ -401,24 +402,22 @@ describe('event subscriptions: paging', () => {
     expect(expected.length).toBeLessThan(100);
     expect(expected.slice(0, 5)).toEqual([...mine].reverse());
 
-    const seen: string[] = [];
-    let next: string | null = `${t.baseUrl}/event_subscriptions?limit=2`;
-    let pages = 0;
-    while (next) {
-      const page: { status: number; body: SubscriptionList } = await t.api<SubscriptionList>('GET', next);
-      expect(page.status).toBe(200);
-      expect(page.body.uri).toBe(`${t.baseUrl}/event_subscriptions`);
-      expect(page.body.event_subscriptions.length).toBeLessThanOrEqual(2);
-      for (const item of page.body.event_subscriptions)
-        expect(Object.keys(item).sort()).toEqual(SUBSCRIPTION_KEYS);
-      seen.push(...page.body.event_subscriptions.map((item) => item.id));
-      next = page.body.next_page_uri;
-      if (next !== null) {
-        const last = page.body.event_subscriptions.at(-1)?.id;
-        expect(next).toBe(`${t.baseUrl}/event_subscriptions?before_id=${last}&limit=2`);
-      }
-      pages++;
-    }
+    const { seen, pages } = await walkPages<SubscriptionList>(
+      t,
+      `${t.baseUrl}/event_subscriptions?limit=2`,
+      'event_subscriptions',
+      (page) => {
+        expect(page.body.uri).toBe(`${t.baseUrl}/event_subscriptions`);
+        expect(page.body.event_subscriptions.length).toBeLessThanOrEqual(2);
+        for (const item of page.body.event_subscriptions)
+          expect(Object.keys(item).sort()).toEqual(SUBSCRIPTION_KEYS);
+        const next = page.body.next_page_uri;
+        if (next !== null) {
+          const last = page.body.event_subscriptions.at(-1)?.id;
+          expect(next).toBe(`${t.baseUrl}/event_subscriptions?before_id=${last}&limit=2`);
+        }
+      },
+    );
     expect(pages).toBe(Math.ceil(expected.length / 2));
     expect(seen).toEqual(expected);
   });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { walkPages } from '../support/paging.js';
 import { ADMIN_KEY, startTestServer, type TestServer } from '../support/server.js';
 
 let t: TestServer;
@@ -154,24 +155,16 @@ describe('paging', () => {
     for (let i = 0; i < 7; i++) {
       created.push((await t.api('POST', '/ip_policies', { description: `page-${i}` })).body.id as string);
     }
-    const seen: string[] = [];
-    let next: string | null = `/ip_policies?limit=3`;
-    let pages = 0;
-    while (next) {
-      const page: {
-        status: number;
-        body: { ip_policies: Array<{ id: string }>; next_page_uri: string | null };
-      } = await t.api('GET', next);
-      expect(page.status).toBe(200);
+    const { seen, pages } = await walkPages<{
+      ip_policies: Array<{ id: string }>;
+      next_page_uri: string | null;
+    }>(t, `/ip_policies?limit=3`, 'ip_policies', (page) => {
       expect(page.body.ip_policies.length).toBeLessThanOrEqual(3);
-      seen.push(...page.body.ip_policies.map((p) => p.id));
       if (page.body.next_page_uri) {
         expect(page.body.next_page_uri.startsWith(`${t.baseUrl}/ip_policies?before_id=`)).toBe(true);
         expect(page.body.next_page_uri).toContain('&limit=3');
       }
-      next = page.body.next_page_uri;
-      pages++;
-    }
+    });
     expect(pages).toBeGreaterThanOrEqual(3);
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen).toEqual([...seen].sort().reverse());

@@ -4,6 +4,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countRows, walkPages } from '../support/paging.js';
+import { createBotWithKey } from '../support/principals.js';
 import { idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
 
 let t: TestServer;
@@ -119,14 +121,6 @@ async function register(publicKey: string, extra: Record<string, unknown> = {}) 
     public_key: publicKey,
     ...extra,
   });
-}
-
-async function createBotWithKey(name: string): Promise<{ botId: string; key: string }> {
-  const bot = await t.api('POST', '/bot_users', { name });
-  expect(bot.status).toBe(201);
-  const key = await t.api('POST', '/api_keys', { owner_id: bot.body.id });
-  expect(key.status).toBe(201);
-  return { botId: String(bot.body.id), key: String(key.body.token) };
 }
 
 describe('SSH credentials', () => {
@@ -486,37 +480,31 @@ describe('SSH credentials', () => {
   it('pages newest first across pages through absolute next_page_uri links', async () => {
     const ours: string[] = [];
     for (let i = 0; i < 5; i++) ours.push((await register(ed25519FromNode().line)).body.id);
-    const seen: string[] = [];
-    let next: string | null = '/ssh_credentials?limit=2';
-    let pages = 0;
-    while (next !== null) {
-      const page: { status: number; body: SshCredentialList } = await t.api<SshCredentialList>('GET', next);
-      expect(page.status).toBe(200);
-      expect(page.body.ssh_credentials.length).toBeLessThanOrEqual(2);
-      seen.push(...page.body.ssh_credentials.map((item) => item.id));
-      next = page.body.next_page_uri;
-      if (next !== null) {
-        expect(next.startsWith(`${t.baseUrl}/ssh_credentials?`)).toBe(true);
-        expect(new URL(next).searchParams.get('before_id')).toBe(seen.at(-1));
-      }
-      pages++;
-    }
+    const { seen, pages } = await walkPages<SshCredentialList>(
+      t,
+      '/ssh_credentials?limit=2',
+      'ssh_credentials',
+      (page, seen) => {
+        expect(page.body.ssh_credentials.length).toBeLessThanOrEqual(2);
+        const next = page.body.next_page_uri;
+        if (next !== null) {
+          expect(next.startsWith(`${t.baseUrl}/ssh_credentials?`)).toBe(true);
+          expect(new URL(next).searchParams.get('before_id')).toBe(seen.at(-1));
+        }
+      },
+    );
     expect(pages).toBeGreaterThan(2);
     expect(seen.slice(0, 2)).toEqual([ours[4], ours[3]]);
     expect(seen).toEqual([...seen].sort().reverse());
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen.filter((id) => ours.includes(id))).toEqual([...ours].reverse());
-    const total = await t.server.app.edgeward.db
-      .selectFrom('ssh_credentials')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    expect(seen).toHaveLength(Number(total.n));
+    expect(seen).toHaveLength(await countRows(t, 'ssh_credentials'));
   });
 });
 
 describe('SSH credential owners', () => {
   it('follows the owner rules: caller by default, another owner only for admins, owners must exist', async () => {
-    const { botId, key } = await createBotWithKey('ssh-owner');
+    const { botId, key } = await createBotWithKey(t, 'ssh-owner');
 
     const byAdminForBot = await register(ed25519FromNode().line, { owner_id: botId });
     expect(byAdminForBot.status).toBe(201);

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { type ApiKey, apiKey, apiKeyCreate, apiKeyList, apiKeyUpdate } from '../../schemas/api-keys.js';
 import { idParams, listQuery } from '../../schemas/common.js';
-import { newId } from '../crypto/ids.js';
 import { hashToken, newSecretToken } from '../crypto/tokens.js';
 import { inUse, notFound } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
@@ -9,7 +8,15 @@ import { listResponse } from '../http/list-response.js';
 import { defineRoute } from '../http/route.js';
 import { API_KEY_PREFIX } from '../store/bootstrap.js';
 import { fetchPage } from '../store/paging.js';
-import { deleteRow, findRow, insertRow, type Row, updateRow } from './collection.js';
+import {
+  deleteRow,
+  describedToWire,
+  findRow,
+  insertRow,
+  newDescribedRow,
+  type Row,
+  updateRow,
+} from './collection.js';
 import { resolveOwnerId } from './owner.js';
 
 const TAG = 'API keys';
@@ -18,11 +25,7 @@ const KIND = 'API key';
 /** `token` is the plain key: only the create response has it; the server keeps its hash alone. */
 export function apiKeyToWire(row: Row<'api_keys'>, ctx: RequestContext, token: string | null = null): ApiKey {
   return {
-    id: row.id,
-    uri: ctx.url(`/api_keys/${row.id}`),
-    created_at: row.created_at,
-    description: row.description,
-    metadata: row.metadata,
+    ...describedToWire(row, ctx, '/api_keys'),
     owner_id: row.owner_id,
     token,
   };
@@ -54,10 +57,7 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
       const ownerId = await resolveOwnerId(ctx, body.owner_id);
       const token = newSecretToken(API_KEY_PREFIX);
       const row = {
-        id: newId('ak'),
-        created_at: ctx.now(),
-        description: body.description ?? '',
-        metadata: body.metadata ?? '',
+        ...newDescribedRow('ak', body, ctx),
         owner_id: ownerId,
         token_hash: hashToken(token),
       };

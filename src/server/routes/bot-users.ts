@@ -1,13 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { type BotUser, botUser, botUserCreate, botUserList, botUserUpdate } from '../../schemas/bot-users.js';
-import { idParams } from '../../schemas/common.js';
 import { newId } from '../crypto/ids.js';
 import { inUse } from '../errors/api-error.js';
 import { requireAdmin } from '../http/authorization.js';
 import type { RequestContext } from '../http/context.js';
 import { defineRoute } from '../http/route.js';
 import type { Db } from '../store/database.js';
-import { defineCollectionReads, insertRow, type Row, requireRow, updateRow } from './collection.js';
+import { defineCollectionReads, defineUpdateRoute, insertRow, type Row } from './collection.js';
 
 const TAG = 'Bot users';
 const KIND = 'bot user';
@@ -60,25 +59,21 @@ export async function botUserRoutes(app: FastifyInstance): Promise<void> {
       return botUserToWire(row, ctx);
     },
   });
-  defineRoute(app, {
-    method: 'PATCH',
-    url: '/bot_users/:id',
-    operationId: 'updateBotUser',
-    summary: 'Rename a bot user or (de)activate it; an inactive bot cannot use its API keys',
+  defineUpdateRoute(app, {
+    table: 'bot_users',
+    path: '/bot_users',
+    kind: KIND,
+    name: 'BotUser',
     tag: TAG,
-    params: idParams,
+    summary: 'Rename a bot user or (de)activate it; an inactive bot cannot use its API keys',
     body: botUserUpdate,
-    status: 200,
-    response: botUser,
-    handler: async ({ params, body, ctx }) => {
-      requireAdmin(ctx, 'bot_users');
-      await requireRow(ctx.db, 'bot_users', params.id, KIND);
-      await updateRow(ctx.db, 'bot_users', params.id, {
-        name: body.name,
-        active: body.active === undefined ? undefined : body.active ? 1 : 0,
-      });
-      return botUserToWire(await requireRow(ctx.db, 'bot_users', params.id, KIND), ctx);
-    },
+    item: botUser,
+    authorize: (ctx) => requireAdmin(ctx, 'bot_users'),
+    toChanges: (body) => ({
+      name: body.name,
+      active: body.active === undefined ? undefined : body.active ? 1 : 0,
+    }),
+    toWire: botUserToWire,
   });
   defineCollectionReads(app, {
     table: 'bot_users',

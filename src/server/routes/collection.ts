@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
 import { idParams, listQuery } from '../../schemas/common.js';
+import { newId } from '../crypto/ids.js';
 import { notFound } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { listResponse } from '../http/list-response.js';
@@ -56,6 +57,39 @@ export async function updateRow<T extends TableWithId>(
   await (db as Loose).updateTable(table).set(defined).where('id', '=', id).execute();
 }
 
+/** The columns shared by resources with a description and metadata (see `describedResourceFields`). */
+interface DescribedRow {
+  id: string;
+  created_at: string;
+  description: string;
+  metadata: string;
+}
+
+/** A new row's id and creation time, with the body's description and metadata ('' when omitted). */
+export function newDescribedRow(
+  prefix: string,
+  body: { description?: string; metadata?: string },
+  ctx: RequestContext,
+): DescribedRow {
+  return {
+    id: newId(prefix),
+    created_at: ctx.now(),
+    description: body.description ?? '',
+    metadata: body.metadata ?? '',
+  };
+}
+
+/** The leading `id, uri, created_at, description, metadata` of the read form of a row under `path`. */
+export function describedToWire(row: DescribedRow, ctx: RequestContext, path: string) {
+  return {
+    id: row.id,
+    uri: ctx.url(`${path}/${row.id}`),
+    created_at: row.created_at,
+    description: row.description,
+    metadata: row.metadata,
+  };
+}
+
 export async function insertRow<T extends TableWithId>(db: Db, table: T, row: Row<T>): Promise<void> {
   await (db as Loose).insertInto(table).values(row).execute();
 }
@@ -78,6 +112,53 @@ export interface CollectionSpec<T extends TableWithId, Item extends z.ZodType, L
   beforeDelete?(row: Row<T>, ctx: RequestContext): Promise<void>;
   /** Collections whose items are not deleted through the API (tunnel sessions are stopped instead). */
   skipDelete?: boolean;
+}
+
+export interface UpdateSpec<T extends TableWithId, Body extends z.ZodType, Item extends z.ZodType> {
+  table: T;
+  /** Collection path, e.g. `/ip_policies`; the route is `PATCH <path>/:id`. */
+  path: string;
+  /** Human name used in messages: "IP policy with id ... not found". */
+  kind: string;
+  /** Operation id stem: `IPPolicy` -> updateIPPolicy. */
+  name: string;
+  tag: string;
+  summary: string;
+  body: Body;
+  item: Item;
+  /** Runs before the row is looked up, so a caller without permission learns nothing of which ids exist. */
+  authorize?(ctx: RequestContext): void;
+  /** The columns to set (undefined ones are left alone); may refuse the update by throwing an ApiError. */
+  toChanges(
+    body: z.output<Body>,
+    row: Row<T>,
+    ctx: RequestContext,
+  ): Partial<Row<T>> | Promise<Partial<Row<T>>>;
+  toWire(row: Row<T>, ctx: RequestContext): z.input<Item>;
+}
+
+/** PATCH one item: 404 if unknown, apply the changes, answer with the item as it now stands. */
+export function defineUpdateRoute<T extends TableWithId, Body extends z.ZodType, Item extends z.ZodType>(
+  app: FastifyInstance,
+  spec: UpdateSpec<T, Body, Item>,
+): void {
+  defineRoute(app, {
+    method: 'PATCH',
+    url: `${spec.path}/:id`,
+    operationId: `update${spec.name}`,
+    summary: spec.summary,
+    tag: spec.tag,
+    params: idParams,
+    body: spec.body,
+    status: 200,
+    response: spec.item,
+    handler: async ({ params, body, ctx }) => {
+      spec.authorize?.(ctx);
+      const row = await requireRow(ctx.db, spec.table, params.id, spec.kind);
+      await updateRow(ctx.db, spec.table, params.id, await spec.toChanges(body, row, ctx));
+      return spec.toWire(await requireRow(ctx.db, spec.table, params.id, spec.kind), ctx);
+    },
+  });
 }
 
 /** GET list, GET one and DELETE: the same for every collection, so written once. */

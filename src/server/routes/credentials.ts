@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { idParams } from '../../schemas/common.js';
 import {
   type Credential,
   credential,
@@ -7,11 +6,17 @@ import {
   credentialList,
   credentialUpdate,
 } from '../../schemas/credentials.js';
-import { newId } from '../crypto/ids.js';
 import { hashToken, newSecretToken } from '../crypto/tokens.js';
 import type { RequestContext } from '../http/context.js';
 import { defineRoute } from '../http/route.js';
-import { defineCollectionReads, insertRow, type Row, requireRow, updateRow } from './collection.js';
+import {
+  defineCollectionReads,
+  defineUpdateRoute,
+  describedToWire,
+  insertRow,
+  newDescribedRow,
+  type Row,
+} from './collection.js';
 import { resolveOwnerId } from './owner.js';
 
 const TAG = 'Tunnel credentials';
@@ -24,6 +29,15 @@ export function storedAcl(json: string): string[] {
   return JSON.parse(json) as string[];
 }
 
+/** Columns a tunnel or SSH credential PATCH sets: the ACL is stored as JSON text. */
+export function credentialChanges(body: { description?: string; metadata?: string; acl?: string[] }) {
+  return {
+    description: body.description,
+    metadata: body.metadata,
+    acl: body.acl === undefined ? undefined : JSON.stringify(body.acl),
+  };
+}
+
 /** `token` is known only while answering the create; every other response says null. */
 export function credentialToWire(
   row: Row<'credentials'>,
@@ -31,11 +45,7 @@ export function credentialToWire(
   token: string | null = null,
 ): Credential {
   return {
-    id: row.id,
-    uri: ctx.url(`/credentials/${row.id}`),
-    created_at: row.created_at,
-    description: row.description,
-    metadata: row.metadata,
+    ...describedToWire(row, ctx, '/credentials'),
     token,
     acl: storedAcl(row.acl),
     owner_id: row.owner_id,
@@ -57,10 +67,7 @@ export async function credentialRoutes(app: FastifyInstance): Promise<void> {
     handler: async ({ body, ctx }) => {
       const token = newSecretToken(AUTHTOKEN_PREFIX);
       const row = {
-        id: newId('cr'),
-        created_at: ctx.now(),
-        description: body.description ?? '',
-        metadata: body.metadata ?? '',
+        ...newDescribedRow('cr', body, ctx),
         owner_id: await resolveOwnerId(ctx, body.owner_id),
         acl: JSON.stringify(body.acl ?? []),
         token_hash: hashToken(token),
@@ -69,25 +76,17 @@ export async function credentialRoutes(app: FastifyInstance): Promise<void> {
       return credentialToWire(row, ctx, token);
     },
   });
-  defineRoute(app, {
-    method: 'PATCH',
-    url: '/credentials/:id',
-    operationId: 'updateCredential',
-    summary: 'Update the description, metadata or ACL of a tunnel credential',
+  defineUpdateRoute(app, {
+    table: 'credentials',
+    path: '/credentials',
+    kind: KIND,
+    name: 'Credential',
     tag: TAG,
-    params: idParams,
+    summary: 'Update the description, metadata or ACL of a tunnel credential',
     body: credentialUpdate,
-    status: 200,
-    response: credential,
-    handler: async ({ params, body, ctx }) => {
-      await requireRow(ctx.db, 'credentials', params.id, KIND);
-      await updateRow(ctx.db, 'credentials', params.id, {
-        description: body.description,
-        metadata: body.metadata,
-        acl: body.acl === undefined ? undefined : JSON.stringify(body.acl),
-      });
-      return credentialToWire(await requireRow(ctx.db, 'credentials', params.id, KIND), ctx);
-    },
+    item: credential,
+    toChanges: credentialChanges,
+    toWire: (row, ctx) => credentialToWire(row, ctx),
   });
   defineCollectionReads(app, {
     table: 'credentials',

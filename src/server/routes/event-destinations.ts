@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { idParams } from '../../schemas/common.js';
 import {
   type AwsAuth,
   type EventDestination,
@@ -10,12 +9,18 @@ import {
   eventDestinationList,
   eventDestinationUpdate,
 } from '../../schemas/event-destinations.js';
-import { newId } from '../crypto/ids.js';
 import { inUse } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { defineRoute } from '../http/route.js';
 import type { Db } from '../store/database.js';
-import { defineCollectionReads, insertRow, type Row, requireRow, updateRow } from './collection.js';
+import {
+  defineCollectionReads,
+  defineUpdateRoute,
+  describedToWire,
+  insertRow,
+  newDescribedRow,
+  type Row,
+} from './collection.js';
 
 const TAG = 'Event destinations';
 const KIND = 'event destination';
@@ -120,11 +125,7 @@ export function eventDestinationToWire(
   ctx: RequestContext,
 ): EventDestination {
   return {
-    id: row.id,
-    uri: ctx.url(`/event_destinations/${row.id}`),
-    created_at: row.created_at,
-    description: row.description,
-    metadata: row.metadata,
+    ...describedToWire(row, ctx, '/event_destinations'),
     format: row.format,
     target: redactedTarget(openTarget(ctx, row)),
   };
@@ -154,39 +155,32 @@ export async function eventDestinationRoutes(app: FastifyInstance): Promise<void
     response: eventDestination,
     idempotent: true,
     handler: async ({ body, ctx }) => {
-      const id = newId('ed');
+      const described = newDescribedRow('ed', body, ctx);
       const row = {
-        id,
-        created_at: ctx.now(),
-        description: body.description ?? '',
-        metadata: body.metadata ?? '',
+        ...described,
         format: body.format ?? 'json',
-        target_sealed: sealTarget(ctx, id, body.target),
+        target_sealed: sealTarget(ctx, described.id, body.target),
       };
       await insertRow(ctx.db, 'event_destinations', row);
       return eventDestinationToWire(row, ctx);
     },
   });
-  defineRoute(app, {
-    method: 'PATCH',
-    url: '/event_destinations/:id',
-    operationId: 'updateEventDestination',
-    summary: 'Update an event destination; a given target replaces the old one completely',
+  defineUpdateRoute(app, {
+    table: 'event_destinations',
+    path: '/event_destinations',
+    kind: KIND,
+    name: 'EventDestination',
     tag: TAG,
-    params: idParams,
+    summary: 'Update an event destination; a given target replaces the old one completely',
     body: eventDestinationUpdate,
-    status: 200,
-    response: eventDestination,
-    handler: async ({ params, body, ctx }) => {
-      await requireRow(ctx.db, 'event_destinations', params.id, KIND);
-      await updateRow(ctx.db, 'event_destinations', params.id, {
-        description: body.description,
-        metadata: body.metadata,
-        format: body.format,
-        target_sealed: body.target === undefined ? undefined : sealTarget(ctx, params.id, body.target),
-      });
-      return eventDestinationToWire(await requireRow(ctx.db, 'event_destinations', params.id, KIND), ctx);
-    },
+    item: eventDestination,
+    toChanges: (body, row, ctx) => ({
+      description: body.description,
+      metadata: body.metadata,
+      format: body.format,
+      target_sealed: body.target === undefined ? undefined : sealTarget(ctx, row.id, body.target),
+    }),
+    toWire: eventDestinationToWire,
   });
   defineCollectionReads(app, {
     table: 'event_destinations',

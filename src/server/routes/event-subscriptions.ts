@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { idParams } from '../../schemas/common.js';
 import {
   type EventSource,
   type EventSourceInput,
@@ -9,12 +8,19 @@ import {
   eventSubscriptionList,
   eventSubscriptionUpdate,
 } from '../../schemas/event-subscriptions.js';
-import { newId } from '../crypto/ids.js';
 import { badReference } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { defineRoute } from '../http/route.js';
 import type { Db } from '../store/database.js';
-import { defineCollectionReads, findRow, insertRow, type Row, requireRow, updateRow } from './collection.js';
+import {
+  defineCollectionReads,
+  defineUpdateRoute,
+  describedToWire,
+  findRow,
+  insertRow,
+  newDescribedRow,
+  type Row,
+} from './collection.js';
 
 const TAG = 'Event subscriptions';
 export const EVENT_SUBSCRIPTION_KIND = 'event subscription';
@@ -39,11 +45,7 @@ export function eventSubscriptionToWire(
   ctx: RequestContext,
 ): EventSubscription {
   return {
-    id: row.id,
-    uri: ctx.url(`/event_subscriptions/${row.id}`),
-    created_at: row.created_at,
-    description: row.description,
-    metadata: row.metadata,
+    ...describedToWire(row, ctx, '/event_subscriptions'),
     sources: sourceTypesOf(row).map((type) => eventSourceToWire(row.id, type, ctx)),
     destinations: destinationIdsOf(row).map((id) => ({ id, uri: ctx.url(`/event_destinations/${id}`) })),
   };
@@ -76,10 +78,7 @@ export async function eventSubscriptionRoutes(app: FastifyInstance): Promise<voi
       const destinationIds = body.destination_ids ?? [];
       await requireDestinations(ctx.db, destinationIds);
       const row = {
-        id: newId('esb'),
-        created_at: ctx.now(),
-        description: body.description ?? '',
-        metadata: body.metadata ?? '',
+        ...newDescribedRow('esb', body, ctx),
         source_types: JSON.stringify(typesOf(body.sources) ?? []),
         destination_ids: JSON.stringify(destinationIds),
       };
@@ -87,30 +86,25 @@ export async function eventSubscriptionRoutes(app: FastifyInstance): Promise<voi
       return eventSubscriptionToWire(row, ctx);
     },
   });
-  defineRoute(app, {
-    method: 'PATCH',
-    url: '/event_subscriptions/:id',
-    operationId: 'updateEventSubscription',
-    summary: 'Update an event subscription; sources and destination_ids, when given, replace the lists',
+  defineUpdateRoute(app, {
+    table: 'event_subscriptions',
+    path: '/event_subscriptions',
+    kind: EVENT_SUBSCRIPTION_KIND,
+    name: 'EventSubscription',
     tag: TAG,
-    params: idParams,
+    summary: 'Update an event subscription; sources and destination_ids, when given, replace the lists',
     body: eventSubscriptionUpdate,
-    status: 200,
-    response: eventSubscription,
-    handler: async ({ params, body, ctx }) => {
-      await requireRow(ctx.db, 'event_subscriptions', params.id, EVENT_SUBSCRIPTION_KIND);
+    item: eventSubscription,
+    toChanges: async (body, _row, ctx) => {
       if (body.destination_ids) await requireDestinations(ctx.db, body.destination_ids);
-      await updateRow(ctx.db, 'event_subscriptions', params.id, {
+      return {
         description: body.description,
         metadata: body.metadata,
         source_types: asJson(typesOf(body.sources)),
         destination_ids: asJson(body.destination_ids),
-      });
-      return eventSubscriptionToWire(
-        await requireRow(ctx.db, 'event_subscriptions', params.id, EVENT_SUBSCRIPTION_KIND),
-        ctx,
-      );
+      };
     },
+    toWire: eventSubscriptionToWire,
   });
   defineCollectionReads(app, {
     table: 'event_subscriptions',

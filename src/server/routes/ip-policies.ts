@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { idParams } from '../../schemas/common.js';
 import {
   type IpPolicy,
   type IpPolicyRule,
@@ -12,31 +11,28 @@ import {
   ipPolicyRuleUpdate,
   ipPolicyUpdate,
 } from '../../schemas/ip-policies.js';
-import { newId } from '../crypto/ids.js';
 import { badReference } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { defineRoute } from '../http/route.js';
-import { defineCollectionReads, findRow, insertRow, type Row, requireRow, updateRow } from './collection.js';
+import {
+  defineCollectionReads,
+  defineUpdateRoute,
+  describedToWire,
+  findRow,
+  insertRow,
+  newDescribedRow,
+  type Row,
+} from './collection.js';
 
 const TAG = 'IP policies';
 
 export function ipPolicyToWire(row: Row<'ip_policies'>, ctx: RequestContext): IpPolicy {
-  return {
-    id: row.id,
-    uri: ctx.url(`/ip_policies/${row.id}`),
-    created_at: row.created_at,
-    description: row.description,
-    metadata: row.metadata,
-  };
+  return describedToWire(row, ctx, '/ip_policies');
 }
 
 export function ipPolicyRuleToWire(row: Row<'ip_policy_rules'>, ctx: RequestContext): IpPolicyRule {
   return {
-    id: row.id,
-    uri: ctx.url(`/ip_policy_rules/${row.id}`),
-    created_at: row.created_at,
-    description: row.description,
-    metadata: row.metadata,
+    ...describedToWire(row, ctx, '/ip_policy_rules'),
     cidr: row.cidr,
     ip_policy: { id: row.ip_policy_id, uri: ctx.url(`/ip_policies/${row.ip_policy_id}`) },
     action: row.action as IpPolicyRule['action'],
@@ -55,31 +51,22 @@ export async function ipPolicyRoutes(app: FastifyInstance): Promise<void> {
     response: ipPolicy,
     idempotent: true,
     handler: async ({ body, ctx }) => {
-      const row = {
-        id: newId('ipp'),
-        created_at: ctx.now(),
-        description: body.description ?? '',
-        metadata: body.metadata ?? '',
-      };
+      const row = newDescribedRow('ipp', body, ctx);
       await insertRow(ctx.db, 'ip_policies', row);
       return ipPolicyToWire(row, ctx);
     },
   });
-  defineRoute(app, {
-    method: 'PATCH',
-    url: '/ip_policies/:id',
-    operationId: 'updateIPPolicy',
-    summary: 'Update the description or metadata of an IP policy',
+  defineUpdateRoute(app, {
+    table: 'ip_policies',
+    path: '/ip_policies',
+    kind: 'IP policy',
+    name: 'IPPolicy',
     tag: TAG,
-    params: idParams,
+    summary: 'Update the description or metadata of an IP policy',
     body: ipPolicyUpdate,
-    status: 200,
-    response: ipPolicy,
-    handler: async ({ params, body, ctx }) => {
-      await requireRow(ctx.db, 'ip_policies', params.id, 'IP policy');
-      await updateRow(ctx.db, 'ip_policies', params.id, body);
-      return ipPolicyToWire(await requireRow(ctx.db, 'ip_policies', params.id, 'IP policy'), ctx);
-    },
+    item: ipPolicy,
+    toChanges: (body) => body,
+    toWire: ipPolicyToWire,
   });
   defineCollectionReads(app, {
     table: 'ip_policies',
@@ -114,10 +101,7 @@ export async function ipPolicyRoutes(app: FastifyInstance): Promise<void> {
         throw badReference('ip_policy_id', body.ip_policy_id, 'IP policy');
       }
       const row = {
-        id: newId('ipr'),
-        created_at: ctx.now(),
-        description: body.description ?? '',
-        metadata: body.metadata ?? '',
+        ...newDescribedRow('ipr', body, ctx),
         cidr: body.cidr,
         ip_policy_id: body.ip_policy_id,
         action: body.action,
@@ -126,24 +110,17 @@ export async function ipPolicyRoutes(app: FastifyInstance): Promise<void> {
       return ipPolicyRuleToWire(row, ctx);
     },
   });
-  defineRoute(app, {
-    method: 'PATCH',
-    url: '/ip_policy_rules/:id',
-    operationId: 'updateIPPolicyRule',
-    summary: 'Update an IP policy rule',
+  defineUpdateRoute(app, {
+    table: 'ip_policy_rules',
+    path: '/ip_policy_rules',
+    kind: 'IP policy rule',
+    name: 'IPPolicyRule',
     tag: TAG,
-    params: idParams,
+    summary: 'Update an IP policy rule',
     body: ipPolicyRuleUpdate,
-    status: 200,
-    response: ipPolicyRule,
-    handler: async ({ params, body, ctx }) => {
-      await requireRow(ctx.db, 'ip_policy_rules', params.id, 'IP policy rule');
-      await updateRow(ctx.db, 'ip_policy_rules', params.id, body);
-      return ipPolicyRuleToWire(
-        await requireRow(ctx.db, 'ip_policy_rules', params.id, 'IP policy rule'),
-        ctx,
-      );
-    },
+    item: ipPolicyRule,
+    toChanges: (body) => body,
+    toWire: ipPolicyRuleToWire,
   });
   defineCollectionReads(app, {
     table: 'ip_policy_rules',

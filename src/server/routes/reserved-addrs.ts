@@ -1,6 +1,5 @@
 import { randomInt } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { idParams } from '../../schemas/common.js';
 import {
   type ReservedAddr,
   reservedAddr,
@@ -8,12 +7,17 @@ import {
   reservedAddrList,
   reservedAddrUpdate,
 } from '../../schemas/reserved-addrs.js';
-import { newId } from '../crypto/ids.js';
 import { ApiError, badReference } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { defineRoute } from '../http/route.js';
 import type { Db } from '../store/database.js';
-import { defineCollectionReads, type Row, requireRow, updateRow } from './collection.js';
+import {
+  defineCollectionReads,
+  defineUpdateRoute,
+  describedToWire,
+  newDescribedRow,
+  type Row,
+} from './collection.js';
 
 const TAG = 'Reserved addresses';
 const KIND = 'reserved address';
@@ -30,11 +34,7 @@ export function randomReservedPort(): number {
 
 export function reservedAddrToWire(row: Row<'reserved_addrs'>, ctx: RequestContext): ReservedAddr {
   return {
-    id: row.id,
-    uri: ctx.url(`/reserved_addrs/${row.id}`),
-    created_at: row.created_at,
-    description: row.description,
-    metadata: row.metadata,
+    ...describedToWire(row, ctx, '/reserved_addrs'),
     addr: row.addr,
     region: row.region as ReservedAddr['region'],
     // Endpoint configurations are not built, so none can be attached.
@@ -83,10 +83,7 @@ export async function reservedAddrRoutes(app: FastifyInstance): Promise<void> {
       const row = await insertWithFreeAddr(
         ctx.db,
         {
-          id: newId('ra'),
-          created_at: ctx.now(),
-          description: body.description ?? '',
-          metadata: body.metadata ?? '',
+          ...newDescribedRow('ra', body, ctx),
           region: body.region ?? 'us',
           endpoint_configuration_id: null,
         },
@@ -95,26 +92,24 @@ export async function reservedAddrRoutes(app: FastifyInstance): Promise<void> {
       return reservedAddrToWire(row, ctx);
     },
   });
-  defineRoute(app, {
-    method: 'PATCH',
-    url: '/reserved_addrs/:id',
-    operationId: 'updateReservedAddr',
-    summary: 'Update the description or metadata of a reserved address (region and addr are fixed)',
+  defineUpdateRoute(app, {
+    table: 'reserved_addrs',
+    path: '/reserved_addrs',
+    kind: KIND,
+    name: 'ReservedAddr',
     tag: TAG,
-    params: idParams,
+    summary: 'Update the description or metadata of a reserved address (region and addr are fixed)',
     body: reservedAddrUpdate,
-    status: 200,
-    response: reservedAddr,
-    handler: async ({ params, body, ctx }) => {
-      await requireRow(ctx.db, 'reserved_addrs', params.id, KIND);
+    item: reservedAddr,
+    toChanges: (body) => {
       const { endpoint_configuration_id: endpointConfigurationId, ...changes } = body;
       // null or "" detaches, which is already the case; any id names something that cannot exist yet.
       if (endpointConfigurationId) {
         throw badReference('endpoint_configuration_id', endpointConfigurationId, 'endpoint configuration');
       }
-      await updateRow(ctx.db, 'reserved_addrs', params.id, changes);
-      return reservedAddrToWire(await requireRow(ctx.db, 'reserved_addrs', params.id, KIND), ctx);
+      return changes;
     },
+    toWire: reservedAddrToWire,
   });
   defineCollectionReads(app, {
     table: 'reserved_addrs',

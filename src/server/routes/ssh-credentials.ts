@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { idParams } from '../../schemas/common.js';
 import {
   type SshCredential,
   sshCredential,
@@ -7,13 +6,19 @@ import {
   sshCredentialList,
   sshCredentialUpdate,
 } from '../../schemas/ssh-credentials.js';
-import { newId } from '../crypto/ids.js';
 import { parseSshPublicKey, SshPublicKeyError } from '../crypto/ssh-public-key.js';
 import { badRequest, conflict } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { defineRoute } from '../http/route.js';
-import { defineCollectionReads, insertRow, type Row, requireRow, updateRow } from './collection.js';
-import { storedAcl } from './credentials.js';
+import {
+  defineCollectionReads,
+  defineUpdateRoute,
+  describedToWire,
+  insertRow,
+  newDescribedRow,
+  type Row,
+} from './collection.js';
+import { credentialChanges, storedAcl } from './credentials.js';
 import { resolveOwnerId } from './owner.js';
 
 const TAG = 'SSH credentials';
@@ -21,11 +26,7 @@ const KIND = 'SSH credential';
 
 export function sshCredentialToWire(row: Row<'ssh_credentials'>, ctx: RequestContext): SshCredential {
   return {
-    id: row.id,
-    uri: ctx.url(`/ssh_credentials/${row.id}`),
-    created_at: row.created_at,
-    description: row.description,
-    metadata: row.metadata,
+    ...describedToWire(row, ctx, '/ssh_credentials'),
     public_key: row.public_key,
     acl: storedAcl(row.acl),
     owner_id: row.owner_id,
@@ -66,10 +67,7 @@ export async function sshCredentialRoutes(app: FastifyInstance): Promise<void> {
         throw conflict(`public_key: this key is already registered as ssh credential ${existing.id}`);
       }
       const row = {
-        id: newId('sshcr'),
-        created_at: ctx.now(),
-        description: body.description ?? '',
-        metadata: body.metadata ?? '',
+        ...newDescribedRow('sshcr', body, ctx),
         owner_id: ownerId,
         acl: JSON.stringify(body.acl ?? []),
         public_key: publicKey,
@@ -79,25 +77,17 @@ export async function sshCredentialRoutes(app: FastifyInstance): Promise<void> {
       return sshCredentialToWire(row, ctx);
     },
   });
-  defineRoute(app, {
-    method: 'PATCH',
-    url: '/ssh_credentials/:id',
-    operationId: 'updateSSHCredential',
-    summary: 'Update the description, metadata or ACL of an SSH credential',
+  defineUpdateRoute(app, {
+    table: 'ssh_credentials',
+    path: '/ssh_credentials',
+    kind: KIND,
+    name: 'SSHCredential',
     tag: TAG,
-    params: idParams,
+    summary: 'Update the description, metadata or ACL of an SSH credential',
     body: sshCredentialUpdate,
-    status: 200,
-    response: sshCredential,
-    handler: async ({ params, body, ctx }) => {
-      await requireRow(ctx.db, 'ssh_credentials', params.id, KIND);
-      await updateRow(ctx.db, 'ssh_credentials', params.id, {
-        description: body.description,
-        metadata: body.metadata,
-        acl: body.acl === undefined ? undefined : JSON.stringify(body.acl),
-      });
-      return sshCredentialToWire(await requireRow(ctx.db, 'ssh_credentials', params.id, KIND), ctx);
-    },
+    item: sshCredential,
+    toChanges: credentialChanges,
+    toWire: sshCredentialToWire,
   });
   defineCollectionReads(app, {
     table: 'ssh_credentials',
