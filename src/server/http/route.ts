@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError } from '../errors/api-error.js';
 import { describeZodError } from '../errors/zod-issues.js';
+import { type RouteEvent, recordEvent } from '../events/outbox.js';
 import type { Db } from '../store/database.js';
 import type { RequestContext } from './context.js';
 import { rfc3339 } from './time.js';
@@ -29,6 +30,8 @@ export interface RouteDefinition<
   response?: R;
   /** POST creates accept an `Idempotency-Key` header. */
   idempotent?: boolean;
+  /** The account event a success records in the outbox, in the same transaction. */
+  event?: RouteEvent;
   handler: (input: {
     params: z.output<P>;
     query: z.output<Q>;
@@ -84,7 +87,9 @@ export function defineRoute<
       const host = app.edgeward;
       const run = async (db: Db) => {
         const ctx = host.contextFor(request, db);
-        return route.handler({ params, query, body: body as z.output<B>, ctx });
+        const result = await route.handler({ params, query, body: body as z.output<B>, ctx });
+        if (route.event) await recordEvent(db, route.event, eventObjectId(params, result), result);
+        return result;
       };
 
       if (route.method === 'GET') {
@@ -145,6 +150,15 @@ export function defineRoute<
       return send(reply, route.status, await host.db.transaction().execute(run));
     },
   });
+}
+
+/** The changed object: the `:id` of the path, else the `id` of a created resource. */
+function eventObjectId(params: unknown, result: unknown): string {
+  const fromPath = (params as { id?: unknown } | undefined)?.id;
+  if (typeof fromPath === 'string') return fromPath;
+  const created = (result as { id?: unknown } | undefined)?.id;
+  if (typeof created === 'string') return created;
+  throw new Error('a route that records an event needs an :id path parameter or a response with an id');
 }
 
 function send(reply: FastifyReply, status: number, payload: unknown) {

@@ -52,6 +52,7 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
     status: 201,
     response: apiKey,
     idempotent: true,
+    event: { resource: 'api_key', action: 'created' },
     handler: async ({ body, ctx }) => {
       // Same owner rules as credentials: admins may name any user or bot, others only themselves.
       const ownerId = await resolveOwnerId(ctx, body.owner_id);
@@ -102,6 +103,7 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
     body: apiKeyUpdate,
     status: 200,
     response: apiKey,
+    event: { resource: 'api_key', action: 'updated' },
     handler: async ({ params, body, ctx }) => {
       await requireVisibleKey(ctx, params.id);
       await updateRow(ctx.db, 'api_keys', params.id, body);
@@ -116,6 +118,7 @@ export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
     tag: TAG,
     params: idParams,
     status: 204,
+    event: { resource: 'api_key', action: 'deleted' },
     handler: async ({ params, ctx }) => {
       const key = await requireVisibleKey(ctx, params.id);
       await refuseLastAdminKey(ctx, key.owner_id);

@@ -47,6 +47,7 @@ export async function botUserRoutes(app: FastifyInstance): Promise<void> {
     status: 201,
     response: botUser,
     idempotent: true,
+    event: { resource: 'bot_user', action: 'created' },
     handler: async ({ body, ctx }) => {
       requireAdmin(ctx, 'bot_users');
       const row = {
@@ -61,6 +62,7 @@ export async function botUserRoutes(app: FastifyInstance): Promise<void> {
   });
   defineUpdateRoute(app, {
     table: 'bot_users',
+    eventResource: 'bot_user',
     path: '/bot_users',
     kind: KIND,
     name: 'BotUser',
@@ -77,6 +79,7 @@ export async function botUserRoutes(app: FastifyInstance): Promise<void> {
   });
   defineCollectionReads(app, {
     table: 'bot_users',
+    eventResource: 'bot_user',
     path: '/bot_users',
     listKey: 'bot_users',
     kind: KIND,

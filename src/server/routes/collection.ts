@@ -112,6 +112,8 @@ export interface CollectionSpec<T extends TableWithId, Item extends z.ZodType, L
   beforeDelete?(row: Row<T>, ctx: RequestContext): Promise<void>;
   /** Collections whose items are not deleted through the API (tunnel sessions are stopped instead). */
   skipDelete?: boolean;
+  /** Singular resource name of the `<resource>_deleted.v0` event a delete records. */
+  eventResource?: string;
 }
 
 export interface UpdateSpec<T extends TableWithId, Body extends z.ZodType, Item extends z.ZodType> {
@@ -135,6 +137,8 @@ export interface UpdateSpec<T extends TableWithId, Body extends z.ZodType, Item 
     ctx: RequestContext,
   ): Partial<Row<T>> | Promise<Partial<Row<T>>>;
   toWire(row: Row<T>, ctx: RequestContext): z.input<Item>;
+  /** Singular resource name of the `<resource>_updated.v0` event an update records. */
+  eventResource?: string;
 }
 
 /** PATCH one item: 404 if unknown, apply the changes, answer with the item as it now stands. */
@@ -152,6 +156,7 @@ export function defineUpdateRoute<T extends TableWithId, Body extends z.ZodType,
     body: spec.body,
     status: 200,
     response: spec.item,
+    ...(spec.eventResource ? { event: { resource: spec.eventResource, action: 'updated' as const } } : {}),
     handler: async ({ params, body, ctx }) => {
       spec.authorize?.(ctx);
       const row = await requireRow(ctx.db, spec.table, params.id, spec.kind);
@@ -206,6 +211,7 @@ export function defineCollectionReads<T extends TableWithId, Item extends z.ZodT
     tag: spec.tag,
     params: idParams,
     status: 204,
+    ...(spec.eventResource ? { event: { resource: spec.eventResource, action: 'deleted' as const } } : {}),
     handler: async ({ params, ctx }) => {
       const row = await requireRow(ctx.db, spec.table, params.id, spec.kind);
       await spec.beforeDelete?.(row, ctx);

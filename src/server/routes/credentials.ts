@@ -64,6 +64,7 @@ export async function credentialRoutes(app: FastifyInstance): Promise<void> {
     response: credential,
     // A retry with the same key replays this response, token included (sealed at rest).
     idempotent: true,
+    event: { resource: 'credential', action: 'created' },
     handler: async ({ body, ctx }) => {
       const token = newSecretToken(AUTHTOKEN_PREFIX);
       const row = {
@@ -78,6 +79,7 @@ export async function credentialRoutes(app: FastifyInstance): Promise<void> {
   });
   defineUpdateRoute(app, {
     table: 'credentials',
+    eventResource: 'credential',
     path: '/credentials',
     kind: KIND,
     name: 'Credential',
@@ -90,6 +92,7 @@ export async function credentialRoutes(app: FastifyInstance): Promise<void> {
   });
   defineCollectionReads(app, {
     table: 'credentials',
+    eventResource: 'credential',
     path: '/credentials',
     listKey: 'credentials',
     kind: KIND,

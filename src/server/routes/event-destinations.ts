@@ -154,6 +154,7 @@ export async function eventDestinationRoutes(app: FastifyInstance): Promise<void
     status: 201,
     response: eventDestination,
     idempotent: true,
+    event: { resource: 'event_destination', action: 'created' },
     handler: async ({ body, ctx }) => {
       const described = newDescribedRow('ed', body, ctx);
       const row = {
@@ -167,6 +168,7 @@ export async function eventDestinationRoutes(app: FastifyInstance): Promise<void
   });
   defineUpdateRoute(app, {
     table: 'event_destinations',
+    eventResource: 'event_destination',
     path: '/event_destinations',
     kind: KIND,
     name: 'EventDestination',
@@ -184,6 +186,7 @@ export async function eventDestinationRoutes(app: FastifyInstance): Promise<void
   });
   defineCollectionReads(app, {
     table: 'event_destinations',
+    eventResource: 'event_destination',
     path: '/event_destinations',
     listKey: 'event_destinations',
     kind: KIND,

@@ -55,6 +55,8 @@ export async function eventSourceRoutes(app: FastifyInstance): Promise<void> {
     status: 201,
     response: eventSource,
     idempotent: true,
+    // A source is part of its subscription: adding or removing one updates the subscription.
+    event: { resource: 'event_subscription', action: 'updated' },
     handler: async ({ params, body, ctx }) => {
       const row = await requireRow(ctx.db, 'event_subscriptions', params.id, EVENT_SUBSCRIPTION_KIND);
       const types = sourceTypesOf(row);
@@ -90,6 +92,7 @@ export async function eventSourceRoutes(app: FastifyInstance): Promise<void> {
     tag: TAG,
     params: eventSourceParams,
     status: 204,
+    event: { resource: 'event_subscription', action: 'updated' },
     handler: async ({ params, ctx }) => {
       const row = await requireRow(ctx.db, 'event_subscriptions', params.id, EVENT_SUBSCRIPTION_KIND);
       requireSource(row, params.type);

@@ -74,6 +74,7 @@ export async function eventSubscriptionRoutes(app: FastifyInstance): Promise<voi
     status: 201,
     response: eventSubscription,
     idempotent: true,
+    event: { resource: 'event_subscription', action: 'created' },
     handler: async ({ body, ctx }) => {
       const destinationIds = body.destination_ids ?? [];
       await requireDestinations(ctx.db, destinationIds);
@@ -88,6 +89,7 @@ export async function eventSubscriptionRoutes(app: FastifyInstance): Promise<voi
   });
   defineUpdateRoute(app, {
     table: 'event_subscriptions',
+    eventResource: 'event_subscription',
     path: '/event_subscriptions',
     kind: EVENT_SUBSCRIPTION_KIND,
     name: 'EventSubscription',
@@ -108,6 +110,7 @@ export async function eventSubscriptionRoutes(app: FastifyInstance): Promise<voi
   });
   defineCollectionReads(app, {
     table: 'event_subscriptions',
+    eventResource: 'event_subscription',
     path: '/event_subscriptions',
     listKey: 'event_subscriptions',
     kind: EVENT_SUBSCRIPTION_KIND,

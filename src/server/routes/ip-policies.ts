@@ -50,6 +50,7 @@ export async function ipPolicyRoutes(app: FastifyInstance): Promise<void> {
     status: 201,
     response: ipPolicy,
     idempotent: true,
+    event: { resource: 'ip_policy', action: 'created' },
     handler: async ({ body, ctx }) => {
       const row = newDescribedRow('ipp', body, ctx);
       await insertRow(ctx.db, 'ip_policies', row);
@@ -58,6 +59,7 @@ export async function ipPolicyRoutes(app: FastifyInstance): Promise<void> {
   });
   defineUpdateRoute(app, {
     table: 'ip_policies',
+    eventResource: 'ip_policy',
     path: '/ip_policies',
     kind: 'IP policy',
     name: 'IPPolicy',
@@ -70,6 +72,7 @@ export async function ipPolicyRoutes(app: FastifyInstance): Promise<void> {
   });
   defineCollectionReads(app, {
     table: 'ip_policies',
+    eventResource: 'ip_policy',
     path: '/ip_policies',
     listKey: 'ip_policies',
     kind: 'IP policy',
@@ -96,6 +99,7 @@ export async function ipPolicyRoutes(app: FastifyInstance): Promise<void> {
     status: 201,
     response: ipPolicyRule,
     idempotent: true,
+    event: { resource: 'ip_policy_rule', action: 'created' },
     handler: async ({ body, ctx }) => {
       if (!(await findRow(ctx.db, 'ip_policies', body.ip_policy_id))) {
         throw badReference('ip_policy_id', body.ip_policy_id, 'IP policy');
@@ -112,6 +116,7 @@ export async function ipPolicyRoutes(app: FastifyInstance): Promise<void> {
   });
   defineUpdateRoute(app, {
     table: 'ip_policy_rules',
+    eventResource: 'ip_policy_rule',
     path: '/ip_policy_rules',
     kind: 'IP policy rule',
     name: 'IPPolicyRule',
@@ -124,6 +129,7 @@ export async function ipPolicyRoutes(app: FastifyInstance): Promise<void> {
   });
   defineCollectionReads(app, {
     table: 'ip_policy_rules',
+    eventResource: 'ip_policy_rule',
     path: '/ip_policy_rules',
     listKey: 'ip_policy_rules',
     kind: 'IP policy rule',

@@ -79,6 +79,7 @@ export async function reservedAddrRoutes(app: FastifyInstance): Promise<void> {
     status: 201,
     response: reservedAddr,
     idempotent: true,
+    event: { resource: 'reserved_addr', action: 'created' },
     handler: async ({ body, ctx }) => {
       const row = await insertWithFreeAddr(
         ctx.db,
@@ -94,6 +95,7 @@ export async function reservedAddrRoutes(app: FastifyInstance): Promise<void> {
   });
   defineUpdateRoute(app, {
     table: 'reserved_addrs',
+    eventResource: 'reserved_addr',
     path: '/reserved_addrs',
     kind: KIND,
     name: 'ReservedAddr',
@@ -113,6 +115,7 @@ export async function reservedAddrRoutes(app: FastifyInstance): Promise<void> {
   });
   defineCollectionReads(app, {
     table: 'reserved_addrs',
+    eventResource: 'reserved_addr',
     path: '/reserved_addrs',
     listKey: 'reserved_addrs',
     kind: KIND,

@@ -53,6 +53,7 @@ export async function sshCredentialRoutes(app: FastifyInstance): Promise<void> {
     status: 201,
     response: sshCredential,
     idempotent: true,
+    event: { resource: 'ssh_credential', action: 'created' },
     handler: async ({ body, ctx }) => {
       const publicKey = body.public_key.trim();
       const fingerprint = fingerprintOf(publicKey);
@@ -79,6 +80,7 @@ export async function sshCredentialRoutes(app: FastifyInstance): Promise<void> {
   });
   defineUpdateRoute(app, {
     table: 'ssh_credentials',
+    eventResource: 'ssh_credential',
     path: '/ssh_credentials',
     kind: KIND,
     name: 'SSHCredential',
@@ -91,6 +93,7 @@ export async function sshCredentialRoutes(app: FastifyInstance): Promise<void> {
   });
   defineCollectionReads(app, {
     table: 'ssh_credentials',
+    eventResource: 'ssh_credential',
     path: '/ssh_credentials',
     listKey: 'ssh_credentials',
     kind: KIND,

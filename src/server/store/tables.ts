@@ -100,4 +100,103 @@ export interface Database {
   event_subscriptions: EventSubscriptionsTable;
   tunnel_sessions: TunnelSessionsTable;
   idempotency_keys: IdempotencyKeysTable;
+  certificate_authorities: CertificateAuthoritiesTable;
+  tls_certificates: TlsCertificatesTable;
+  ssh_certificate_authorities: SshCertificateAuthoritiesTable;
+  ssh_host_certificates: SshCertificatesTable;
+  ssh_user_certificates: SshCertificatesTable;
+  agent_ingresses: AgentIngressesTable;
+  tunnel_group_backends: TunnelGroupBackendsTable;
+  tls_edges: EdgesTable;
+  https_edges: EdgesTable;
+  tcp_edges: EdgesTable;
+  https_edge_routes: HttpsEdgeRoutesTable;
+  edge_hostports: EdgeHostportsTable;
+  events: EventsTable;
+}
+
+export interface CertificateAuthoritiesTable extends Described {
+  ca_pem: string;
+  subject_common_name: string;
+  not_before: string;
+  not_after: string;
+  /** JSON array. */
+  key_usages: string;
+  /** JSON array. */
+  extended_key_usages: string;
+}
+
+export interface TlsCertificatesTable extends Described {
+  certificate_pem: string;
+  private_key_sealed: string;
+  /** JSON object of every field derived from the leaf, as the API shows them. */
+  derived: string;
+}
+
+export interface SshCertificateAuthoritiesTable extends Described {
+  key_type: string;
+  public_key: string;
+  private_key_sealed: string;
+}
+
+export interface SshCertificatesTable extends Described {
+  ssh_certificate_authority_id: string;
+  public_key: string;
+  key_type: string;
+  /** JSON array. */
+  principals: string;
+  /** JSON object (user certificates only; `{}` for host certificates). */
+  critical_options: string;
+  /** JSON object (user certificates only; `{}` for host certificates). */
+  extensions: string;
+  valid_after: string;
+  valid_until: string;
+  certificate: string;
+}
+
+export interface AgentIngressesTable extends Described {
+  domain: string;
+  /** JSON array. */
+  ns_targets: string;
+  /** JSON array. */
+  region_domains: string;
+  /** JSON object or null. */
+  certificate_management_policy: string | null;
+  /** JSON object or null. */
+  certificate_management_status: string | null;
+}
+
+export interface TunnelGroupBackendsTable extends Described {
+  /** JSON object of label name -> value. */
+  labels: string;
+}
+
+export interface EdgesTable extends Described {
+  /** JSON array of `host:port`. */
+  hostports: string;
+  /** JSON object: module name -> stored write form. */
+  modules: string;
+}
+
+export interface EdgeHostportsTable {
+  hostport: string;
+  edge_id: string;
+}
+
+export interface HttpsEdgeRoutesTable extends Described {
+  edge_id: string;
+  match_type: string;
+  match: string;
+  /** JSON object: module name -> stored write form. */
+  modules: string;
+}
+
+export interface EventsTable {
+  id: string;
+  type: string;
+  object_id: string;
+  created_at: string;
+  /** JSON `{object}`: the resource as the API showed it, one-time secrets removed; `{id}` for deletes. */
+  payload: string;
+  delivered_at: string | null;
 }
