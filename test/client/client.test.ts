@@ -96,6 +96,25 @@ describe('EdgewardClient against a real server', () => {
     await expect(client.tunnelSessions.restart('ts_missing')).rejects.toMatchObject({ statusCode: 404 });
   });
 
+  it('manages edges and their modules', async () => {
+    const policy = await client.ipPolicies.create({});
+    const edge = await client.tlsEdges.create({ hostports: ['client.example.com:443'] });
+    const module = await client.tlsEdges.replaceModule(edge.id, 'ip_restriction', {
+      ip_policy_ids: [policy.id],
+    });
+    expect(module.ip_policies.map((p) => p.id)).toEqual([policy.id]);
+    expect((await client.tlsEdges.getModule(edge.id, 'ip_restriction')).enabled).toBe(true);
+    await client.tlsEdges.deleteModule(edge.id, 'ip_restriction');
+    await expect(client.tlsEdges.getModule(edge.id, 'ip_restriction')).rejects.toMatchObject({
+      statusCode: 404,
+    });
+    const addr = await client.reservedAddrs.create({});
+    const tcp = await client.tcpEdges.create({ hostports: [addr.addr] });
+    const updated = await client.tcpEdges.update(tcp.id, { description: 'bastion' });
+    expect(updated.description).toBe('bastion');
+    await client.tcpEdges.delete(tcp.id);
+  });
+
   it('reports every attempt to onResponse, for metrics', () => {
     expect(statuses.length).toBeGreaterThan(10);
     expect(statuses).toContain(201);

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fetch } from 'undici';
+import { Agent, fetch } from 'undici';
 import { type RunningServer, startServer } from '../../src/server/start.js';
 
 export const ADMIN_KEY = 'ewk_test_admin_key_for_integration_tests_only';
@@ -53,6 +53,8 @@ export async function startTestServer(
       rateLimitPerMinute: options.rateLimitPerMinute,
     });
   let server = await launch(0);
+  // One connection pool per server, replaced on restart so no request rides a connection the old server closed.
+  let dispatcher = new Agent();
   const port = Number(new URL(server.listenUrl).port);
   const handle: TestServer = {
     get baseUrl() {
@@ -72,7 +74,7 @@ export async function startTestServer(
       if (body !== undefined) payload = JSON.stringify(body);
       if (payload !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
       const url = path.startsWith('http') ? path : `${server.listenUrl}${path}`;
-      const response = await fetch(url, { method, headers, body: payload });
+      const response = await fetch(url, { method, headers, body: payload, dispatcher });
       const text = await response.text();
       return {
         status: response.status,
@@ -83,10 +85,13 @@ export async function startTestServer(
     },
     async restart() {
       await server.app.close();
+      await dispatcher.close();
+      dispatcher = new Agent();
       server = await launch(port);
     },
     async stop() {
       await server.app.close();
+      await dispatcher.close();
       if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 
 const VERSION = 'v1';
 
@@ -21,6 +21,11 @@ export class SecretBox {
     const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     const tag = cipher.getAuthTag();
     return [VERSION, iv.toString('base64'), tag.toString('base64'), body.toString('base64')].join('.');
+  }
+
+  /** A keyed digest: comparable like a hash, but useless to anyone without the key. */
+  mac(text: string): string {
+    return createHmac('sha256', this.#key).update(text, 'utf8').digest('hex');
   }
 
   /** `context` must match the one used to seal (it binds a ciphertext to its row and column). */

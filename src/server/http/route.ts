@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { ApiError } from '../errors/api-error.js';
@@ -6,7 +5,7 @@ import { describeZodError } from '../errors/zod-issues.js';
 import { type RouteEvent, recordEvent } from '../events/outbox.js';
 import type { Db } from '../store/database.js';
 import type { RequestContext } from './context.js';
-import { rfc3339 } from './time.js';
+import { requestFingerprint, runIdempotent } from './idempotency.js';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -103,46 +102,15 @@ export function defineRoute<
             'Idempotency-Key: must be 1 to 255 printable ASCII characters',
           );
         }
-        const fingerprint = createHash('sha256')
-          .update(`${route.method} ${route.url}\n${JSON.stringify(request.params)}\n${JSON.stringify(body)}`)
-          .digest('hex');
-        const outcome = await host.db.transaction().execute(async (trx) => {
-          const ctx = host.contextFor(request, trx);
-          const principalId = ctx.principal.id;
-          const previous = await trx
-            .selectFrom('idempotency_keys')
-            .selectAll()
-            .where('principal_id', '=', principalId)
-            .where('idempotency_key', '=', idempotencyKey)
-            .executeTakeFirst();
-          const context = `idempotency:${principalId}:${idempotencyKey}`;
-          if (previous) {
-            if (previous.fingerprint !== fingerprint) {
-              throw new ApiError(
-                'ERR_EDGEWARD_500',
-                'Idempotency-Key: already used with a different request; use a new key for a new request',
-              );
-            }
-            return {
-              replayed: true,
-              status: previous.status_code,
-              payload: JSON.parse(ctx.secretBox.open(previous.response_sealed, context)) as unknown,
-            };
-          }
-          const payload = await run(trx);
-          await trx
-            .insertInto('idempotency_keys')
-            .values({
-              principal_id: principalId,
-              idempotency_key: idempotencyKey,
-              fingerprint,
-              status_code: route.status,
-              // The response may hold a one-time secret (a credential's token): sealed, never plain.
-              response_sealed: ctx.secretBox.seal(JSON.stringify(payload ?? null), context),
-              created_at: rfc3339(),
-            })
-            .execute();
-          return { replayed: false, status: route.status, payload };
+        const { principal, secretBox } = host.contextFor(request, host.db);
+        const outcome = await runIdempotent({
+          db: host.db,
+          principalId: principal.id,
+          secretBox,
+          key: idempotencyKey,
+          fingerprint: requestFingerprint(secretBox, route.method, route.url, request.params, body),
+          status: route.status,
+          run,
         });
         if (outcome.replayed) reply.header('Idempotent-Replayed', 'true');
         return send(reply, outcome.status, outcome.payload);

@@ -58,10 +58,10 @@ export function buildOpenApiDocument(routes: AnyRouteDefinition[], version: stri
       responses,
     };
     if (route.body) {
-      operation.requestBody = {
-        required: route.method !== 'POST' || route.idempotent !== true,
-        content: { 'application/json': { schema: jsonSchema(route.body, 'input') } },
-      };
+      const schema = jsonSchema(route.body, 'input');
+      // A body is required when it has required members; an all-optional body may be omitted.
+      const required = Array.isArray(schema.required) && schema.required.length > 0;
+      operation.requestBody = { required, content: { 'application/json': { schema } } };
     }
     paths[path] ??= {};
     paths[path][route.method.toLowerCase()] = operation;

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import type { ErrorBody } from '../../schemas/common.js';
 import { ApiError } from '../errors/api-error.js';
 import { type ErrorCode, errorCatalogue } from '../errors/catalogue.js';
+import { isUniqueViolation } from '../store/unique-violation.js';
 
 function sendError(request: FastifyRequest, reply: FastifyReply, code: ErrorCode, msg: string) {
   const status = errorCatalogue[code].status;
@@ -37,12 +38,6 @@ function fromFastify(error: FastifyError): { code: ErrorCode; msg: string } | un
     return { code: 'ERR_EDGEWARD_100', msg: error.message };
   }
   return undefined;
-}
-
-/** SQLite (better-sqlite3) and PostgreSQL (pg) spell a unique-constraint violation differently. */
-function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
 }
 
 /** Every failure leaves as `{error_code, status_code, msg, details: {operation_id}}`. */

@@ -107,7 +107,8 @@ export interface CollectionSpec<T extends TableWithId, Item extends z.ZodType, L
   tag: string;
   item: Item;
   list: List;
-  toWire(row: Row<T>, ctx: RequestContext): z.input<Item>;
+  /** May be async when the read form gathers more than the row (an HTTPS edge lists its routes). */
+  toWire(row: Row<T>, ctx: RequestContext): z.input<Item> | Promise<z.input<Item>>;
   /** Runs in the delete transaction before the row goes: refuse (409) or cascade. */
   beforeDelete?(row: Row<T>, ctx: RequestContext): Promise<void>;
   /** Collections whose items are not deleted through the API (tunnel sessions are stopped instead). */
@@ -136,7 +137,7 @@ export interface UpdateSpec<T extends TableWithId, Body extends z.ZodType, Item 
     row: Row<T>,
     ctx: RequestContext,
   ): Partial<Row<T>> | Promise<Partial<Row<T>>>;
-  toWire(row: Row<T>, ctx: RequestContext): z.input<Item>;
+  toWire(row: Row<T>, ctx: RequestContext): z.input<Item> | Promise<z.input<Item>>;
   /** Singular resource name of the `<resource>_updated.v0` event an update records. */
   eventResource?: string;
 }
@@ -185,8 +186,10 @@ export function defineCollectionReads<T extends TableWithId, Item extends z.ZodT
         limit: query.limit,
         beforeId: query.before_id,
       });
+      const items = await Promise.all(page.rows.map((row) => spec.toWire(row, ctx)));
+      const byId = new Map(page.rows.map((row, index) => [row.id, items[index]]));
       return listResponse(ctx, spec.listKey, spec.path, query, page, (row) =>
-        spec.toWire(row, ctx),
+        byId.get(row.id),
       ) as z.input<List>;
     },
   });

@@ -7,7 +7,7 @@ import {
   reservedAddrList,
   reservedAddrUpdate,
 } from '../../schemas/reserved-addrs.js';
-import { ApiError, badReference } from '../errors/api-error.js';
+import { ApiError, badReference, inUse } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { defineRoute } from '../http/route.js';
 import type { Db } from '../store/database.js';
@@ -125,5 +125,14 @@ export async function reservedAddrRoutes(app: FastifyInstance): Promise<void> {
     item: reservedAddr,
     list: reservedAddrList,
     toWire: reservedAddrToWire,
+    // An address a TCP edge listens on stays reserved until the edge lets go of it.
+    beforeDelete: async (row, ctx) => {
+      const user = await ctx.db
+        .selectFrom('edge_hostports')
+        .select('edge_id')
+        .where('hostport', '=', row.addr)
+        .executeTakeFirst();
+      if (user) throw inUse(`reserved address ${row.id} (${row.addr}) is served by edge ${user.edge_id}`);
+    },
   });
 }

@@ -77,6 +77,13 @@ export const certificatesEdgesEvents: Migration = {
       .addColumn('modules', 'text', (c) => c.notNull().defaultTo('{}'))
       .execute();
     await db.schema.createIndex('https_edge_routes_edge').on('https_edge_routes').column('edge_id').execute();
+    // Two routes of one edge may not select the same requests, even when created concurrently.
+    await db.schema
+      .createIndex('https_edge_routes_match')
+      .on('https_edge_routes')
+      .columns(['edge_id', 'match_type', 'match'])
+      .unique()
+      .execute();
     // The durable outbox of account events, written in the same transaction as the change itself.
     await db.schema
       .createTable('events')

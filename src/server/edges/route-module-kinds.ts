@@ -1,0 +1,293 @@
+import {
+  circuitBreakerModule,
+  circuitBreakerModuleInput,
+  compressionModule,
+  compressionModuleInput,
+  type OAuthModule,
+  type OAuthModuleInput,
+  type OAuthProviderName,
+  type OidcModuleInput,
+  oauthModule,
+  oauthModuleInput,
+  oauthProviderNames,
+  oidcModule,
+  oidcModuleInput,
+  requestHeadersModule,
+  requestHeadersModuleInput,
+  responseHeadersModule,
+  responseHeadersModuleInput,
+  type SamlModuleInput,
+  samlModule,
+  samlModuleInput,
+  userAgentFilterModule,
+  userAgentFilterModuleInput,
+  type WebhookVerificationModuleInput,
+  webhookVerificationModule,
+  webhookVerificationModuleInput,
+  websocketTcpConverterModule,
+  websocketTcpConverterModuleInput,
+} from '../../schemas/route-modules.js';
+import { selfSignedCertificate } from '../crypto/x509.js';
+import type { RequestContext } from '../http/context.js';
+import {
+  backendKind,
+  defineModuleKind,
+  ipRestrictionKind,
+  type ModuleKind,
+  type ModuleOwnerRef,
+  policyKind,
+} from './module-kinds.js';
+
+/**
+ * The modules of an HTTPS edge route. Secrets are sealed with the row and field they belong to
+ * (`https_edge_routes:<id>:oauth.provider.github.client_secret`) and never shown again: the read
+ * forms carry null in their place. Nothing here opens them; the data plane that verifies webhooks
+ * and talks to identity providers is what they are kept for.
+ */
+
+const sealed = (ctx: RequestContext, owner: ModuleOwnerRef, field: string, secret: string): string =>
+  ctx.secretBox.seal(secret, `${owner.table}:${owner.id}:${field}`);
+
+const sealedOrNull = (ctx: RequestContext, owner: ModuleOwnerRef, field: string, secret?: string | null) =>
+  secret ? sealed(ctx, owner, field, secret) : null;
+
+export const circuitBreakerKind = defineModuleKind({
+  name: 'circuit_breaker',
+  operationName: 'CircuitBreaker',
+  input: circuitBreakerModuleInput,
+  output: circuitBreakerModule,
+  toWire: (stored) => ({
+    enabled: stored.enabled,
+    tripped_duration: stored.tripped_duration,
+    rolling_window: stored.rolling_window,
+    num_buckets: stored.num_buckets,
+    volume_threshold: stored.volume_threshold,
+    error_threshold_percentage: stored.error_threshold_percentage,
+  }),
+});
+
+export const compressionKind = defineModuleKind({
+  name: 'compression',
+  operationName: 'Compression',
+  input: compressionModuleInput,
+  output: compressionModule,
+  toWire: (stored) => ({ enabled: stored.enabled }),
+});
+
+export const websocketTcpConverterKind = defineModuleKind({
+  name: 'websocket_tcp_converter',
+  operationName: 'WebsocketTCPConverter',
+  input: websocketTcpConverterModuleInput,
+  output: websocketTcpConverterModule,
+  toWire: (stored) => ({ enabled: stored.enabled }),
+});
+
+export const requestHeadersKind = defineModuleKind({
+  name: 'request_headers',
+  operationName: 'RequestHeaders',
+  input: requestHeadersModuleInput,
+  output: requestHeadersModule,
+  toWire: (stored) => ({ enabled: stored.enabled, add: stored.add, remove: stored.remove }),
+});
+
+export const responseHeadersKind = defineModuleKind({
+  name: 'response_headers',
+  operationName: 'ResponseHeaders',
+  input: responseHeadersModuleInput,
+  output: responseHeadersModule,
+  toWire: (stored) => ({ enabled: stored.enabled, add: stored.add, remove: stored.remove }),
+});
+
+interface StoredWebhookVerification {
+  enabled: boolean;
+  provider: WebhookVerificationModuleInput['provider'];
+  secret_sealed: string | null;
+}
+
+export const webhookVerificationKind = defineModuleKind({
+  name: 'webhook_verification',
+  operationName: 'WebhookVerification',
+  input: webhookVerificationModuleInput,
+  output: webhookVerificationModule,
+  toStored: async (value, ctx, owner): Promise<StoredWebhookVerification> => ({
+    enabled: value.enabled,
+    provider: value.provider,
+    secret_sealed: sealedOrNull(ctx, owner, 'webhook_verification.secret', value.secret),
+  }),
+  toWire: (stored: StoredWebhookVerification) => ({
+    enabled: stored.enabled,
+    provider: stored.provider,
+    secret: null,
+  }),
+});
+
+type OAuthProviderInput = NonNullable<OAuthModuleInput['provider'][OAuthProviderName]>;
+type StoredOAuthProvider = Omit<OAuthProviderInput, 'client_secret'> & {
+  teams?: string[];
+  organizations?: string[];
+  client_secret_sealed: string | null;
+};
+type StoredOAuth = Omit<OAuthModuleInput, 'provider'> & {
+  provider: Partial<Record<OAuthProviderName, StoredOAuthProvider>>;
+};
+
+function oauthProviderToWire(name: OAuthProviderName, stored: StoredOAuthProvider) {
+  const common = {
+    client_id: stored.client_id ?? null,
+    client_secret: null,
+    scopes: stored.scopes,
+    email_addresses: stored.email_addresses,
+    email_domains: stored.email_domains,
+  };
+  return name === 'github'
+    ? { ...common, teams: stored.teams ?? [], organizations: stored.organizations ?? [] }
+    : common;
+}
+
+export const oauthKind = defineModuleKind({
+  name: 'oauth',
+  operationName: 'OAuth',
+  input: oauthModuleInput,
+  output: oauthModule,
+  toStored: async (value, ctx, owner): Promise<StoredOAuth> => {
+    const provider: StoredOAuth['provider'] = {};
+    for (const name of oauthProviderNames) {
+      const member = value.provider[name];
+      if (!member) continue;
+      const { client_secret, ...rest } = member;
+      provider[name] = {
+        ...rest,
+        client_secret_sealed: sealedOrNull(ctx, owner, `oauth.provider.${name}.client_secret`, client_secret),
+      };
+    }
+    return { ...value, provider };
+  },
+  toWire: (stored: StoredOAuth) => ({
+    enabled: stored.enabled,
+    // Every member is present; those not in use are null (spec, OAuth module).
+    provider: Object.fromEntries(
+      oauthProviderNames.map((name) => {
+        const member = stored.provider[name];
+        return [name, member ? oauthProviderToWire(name, member) : null];
+      }),
+    ) as OAuthModule['provider'],
+    options_passthrough: stored.options_passthrough,
+    cookie_prefix: stored.cookie_prefix,
+    inactivity_timeout: stored.inactivity_timeout,
+    maximum_duration: stored.maximum_duration,
+    auth_check_interval: stored.auth_check_interval,
+  }),
+});
+
+/** The service-provider side of a route's SAML module: generated once, kept across PUTs. */
+interface SamlServiceProvider {
+  route_id: string;
+  request_signing_certificate_pem: string;
+  request_signing_key_sealed: string;
+}
+type StoredSaml = SamlModuleInput & { service_provider: SamlServiceProvider };
+
+/** Long-lived like most SP signing certificates: IdPs pin it from the metadata. */
+const SAML_SIGNING_CERTIFICATE_DAYS = 3650;
+
+async function newServiceProvider(ctx: RequestContext, owner: ModuleOwnerRef): Promise<SamlServiceProvider> {
+  // RSA: the signature algorithm (rsa-sha256) every SAML identity provider accepts.
+  const generated = await selfSignedCertificate({
+    commonName: `edgeward SAML SP ${owner.id}`,
+    validDays: SAML_SIGNING_CERTIFICATE_DAYS,
+    keyType: 'rsa',
+  });
+  return {
+    route_id: owner.id,
+    request_signing_certificate_pem: generated.certificatePem,
+    request_signing_key_sealed: sealed(ctx, owner, 'saml.request_signing_key', generated.privateKeyPem),
+  };
+}
+
+function previousServiceProvider(owner: ModuleOwnerRef): SamlServiceProvider | undefined {
+  const previous = owner.previous as Partial<StoredSaml> | null | undefined;
+  const provider = previous?.service_provider;
+  return provider?.route_id === owner.id ? provider : undefined;
+}
+
+export const samlKind = defineModuleKind({
+  name: 'saml',
+  operationName: 'SAML',
+  input: samlModuleInput,
+  output: samlModule,
+  toStored: async (value, ctx, owner): Promise<StoredSaml> => ({
+    ...value,
+    service_provider: previousServiceProvider(owner) ?? (await newServiceProvider(ctx, owner)),
+  }),
+  toWire: (stored: StoredSaml, ctx) => {
+    const base = `/saml/${stored.service_provider.route_id}`;
+    const metadataUrl = ctx.url(`${base}/metadata`);
+    return {
+      enabled: stored.enabled,
+      options_passthrough: stored.options_passthrough,
+      cookie_prefix: stored.cookie_prefix,
+      inactivity_timeout: stored.inactivity_timeout,
+      maximum_duration: stored.maximum_duration,
+      idp_metadata: stored.idp_metadata,
+      force_authn: stored.force_authn,
+      allow_idp_initiated: stored.allow_idp_initiated,
+      authorized_groups: stored.authorized_groups,
+      nameid_format: stored.nameid_format,
+      entity_id: metadataUrl,
+      assertion_consumer_service_url: ctx.url(`${base}/acs`),
+      single_logout_url: ctx.url(`${base}/slo`),
+      request_signing_certificate_pem: stored.service_provider.request_signing_certificate_pem,
+      metadata_url: metadataUrl,
+      idp_metadata_url: '',
+    };
+  },
+});
+
+type StoredOidc = Omit<OidcModuleInput, 'client_secret'> & { client_secret_sealed: string };
+
+export const oidcKind = defineModuleKind({
+  name: 'oidc',
+  operationName: 'OIDC',
+  input: oidcModuleInput,
+  output: oidcModule,
+  toStored: async ({ client_secret, ...rest }, ctx, owner): Promise<StoredOidc> => ({
+    ...rest,
+    client_secret_sealed: sealed(ctx, owner, 'oidc.client_secret', client_secret),
+  }),
+  toWire: (stored: StoredOidc) => ({
+    enabled: stored.enabled,
+    options_passthrough: stored.options_passthrough,
+    cookie_prefix: stored.cookie_prefix,
+    inactivity_timeout: stored.inactivity_timeout,
+    maximum_duration: stored.maximum_duration,
+    issuer: stored.issuer,
+    client_id: stored.client_id,
+    client_secret: null,
+    scopes: stored.scopes,
+  }),
+});
+
+export const userAgentFilterKind = defineModuleKind({
+  name: 'user_agent_filter',
+  operationName: 'UserAgentFilter',
+  input: userAgentFilterModuleInput,
+  output: userAgentFilterModule,
+  toWire: (stored) => ({ enabled: stored.enabled, allow: stored.allow, deny: stored.deny }),
+});
+
+/** Every module of an HTTPS edge route, in the order the read form lists them. */
+export const HTTPS_EDGE_ROUTE_MODULES: readonly ModuleKind[] = [
+  backendKind,
+  ipRestrictionKind,
+  circuitBreakerKind,
+  compressionKind,
+  requestHeadersKind,
+  responseHeadersKind,
+  webhookVerificationKind,
+  oauthKind,
+  samlKind,
+  oidcKind,
+  websocketTcpConverterKind,
+  userAgentFilterKind,
+  policyKind,
+];

@@ -1,0 +1,166 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  type AgentIngress,
+  type AgentIngressCertPolicy,
+  type AgentIngressCertPolicyInput,
+  type AgentIngressCertStatus,
+  agentIngress,
+  agentIngressCreate,
+  agentIngressList,
+  agentIngressUpdate,
+} from '../../schemas/agent-ingresses.js';
+import { conflict } from '../errors/api-error.js';
+import { defineRoute } from '../http/route.js';
+import { rfc3339 } from '../http/time.js';
+import type { Db } from '../store/database.js';
+import { nsTargetsFor, regionDomainsFor } from './agent-ingress-names.js';
+import { defineCollectionReads, defineUpdateRoute, newDescribedRow, type Row } from './collection.js';
+
+const TAG = 'Agent ingresses';
+const KIND = 'agent ingress';
+const PATH = '/agent_ingresses';
+const RETRY_AFTER_MS = 60 * 60 * 1000;
+
+export function agentIngressToWire(row: Row<'agent_ingresses'>): AgentIngress {
+  return {
+    id: row.id,
+    // The spec shows agent ingresses with a relative uri, unlike every other resource.
+    uri: `${PATH}/${row.id}`,
+    created_at: row.created_at,
+    description: row.description,
+    // The spec: metadata is absent from responses when unset (description is "" instead).
+    ...(row.metadata === '' ? {} : { metadata: row.metadata }),
+    domain: row.domain,
+    ns_targets: JSON.parse(row.ns_targets) as string[],
+    region_domains: JSON.parse(row.region_domains) as string[],
+    certificate_management_policy: parseNullable<AgentIngressCertPolicy>(row.certificate_management_policy),
+    certificate_management_status: parseNullable<AgentIngressCertStatus>(row.certificate_management_status),
+  };
+}
+
+function parseNullable<T>(json: string | null): T | null {
+  return json === null ? null : (JSON.parse(json) as T);
+}
+
+export function normalizeCertPolicy(policy: AgentIngressCertPolicyInput): AgentIngressCertPolicy {
+  return { authority: policy.authority ?? 'letsencrypt', private_key_type: policy.private_key_type ?? 'rsa' };
+}
+
+/**
+ * The certificate status right after a policy is set. This server does not run ACME: it has no
+ * authoritative DNS for `ns_targets` and no ACME account, so it never issues a certificate. What
+ * it shows instead is the honest first step of provisioning — a job waiting for the domain's NS
+ * records to point at ns_targets, retried hourly — with `renews_at` equal to the start, since the
+ * first "renewal" is the still-pending first issuance. No `error_code`: nothing has failed yet.
+ */
+export function pendingCertStatus(row: {
+  domain: string;
+  ns_targets: string[];
+  startedAt: string;
+}): AgentIngressCertStatus {
+  return {
+    renews_at: row.startedAt,
+    provisioning_job: {
+      msg: `waiting for the NS records of ${row.domain} to point at ${row.ns_targets.join(', ')} before requesting a certificate`,
+      started_at: row.startedAt,
+      retries_at: rfc3339(new Date(Date.parse(row.startedAt) + RETRY_AFTER_MS)),
+    },
+  };
+}
+
+/** The two certificate columns for a policy set at `startedAt`; null disables both. */
+function certColumns(
+  policy: AgentIngressCertPolicyInput | null | undefined,
+  domain: string,
+  nsTargets: string[],
+  startedAt: string,
+): Pick<Row<'agent_ingresses'>, 'certificate_management_policy' | 'certificate_management_status'> {
+  if (!policy) return { certificate_management_policy: null, certificate_management_status: null };
+  return {
+    certificate_management_policy: JSON.stringify(normalizeCertPolicy(policy)),
+    certificate_management_status: JSON.stringify(
+      pendingCertStatus({ domain, ns_targets: nsTargets, startedAt }),
+    ),
+  };
+}
+
+/**
+ * Inserts unless another agent ingress has the domain. `ON CONFLICT DO NOTHING` on the UNIQUE
+ * column keeps concurrent creates apart on SQLite and PostgreSQL alike without aborting the
+ * transaction; the loser gets a 409 naming the existing ingress.
+ */
+async function insertUniqueDomain(db: Db, row: Row<'agent_ingresses'>): Promise<void> {
+  const result = await db
+    .insertInto('agent_ingresses')
+    .values(row)
+    .onConflict((oc) => oc.column('domain').doNothing())
+    .executeTakeFirst();
+  if (Number(result.numInsertedOrUpdatedRows ?? 0n) === 1) return;
+  const existing = await db
+    .selectFrom('agent_ingresses')
+    .select('id')
+    .where('domain', '=', row.domain)
+    .executeTakeFirst();
+  throw conflict(`domain: ${row.domain} is already an agent ingress (${existing?.id ?? 'being created'})`);
+}
+
+export async function agentIngressRoutes(app: FastifyInstance): Promise<void> {
+  defineRoute(app, {
+    method: 'POST',
+    url: PATH,
+    operationId: 'createAgentIngress',
+    summary: 'Create an agent ingress on a domain the caller owns',
+    tag: TAG,
+    body: agentIngressCreate,
+    status: 201,
+    response: agentIngress,
+    idempotent: true,
+    event: { resource: 'agent_ingress', action: 'created' },
+    handler: async ({ body, ctx }) => {
+      const described = newDescribedRow('agin', body, ctx);
+      const nsTargets = nsTargetsFor(body.domain);
+      const row: Row<'agent_ingresses'> = {
+        ...described,
+        domain: body.domain,
+        ns_targets: JSON.stringify(nsTargets),
+        region_domains: JSON.stringify(regionDomainsFor(body.domain)),
+        ...certColumns(body.certificate_management_policy, body.domain, nsTargets, described.created_at),
+      };
+      await insertUniqueDomain(ctx.db, row);
+      return agentIngressToWire(row);
+    },
+  });
+  defineUpdateRoute(app, {
+    table: 'agent_ingresses',
+    eventResource: 'agent_ingress',
+    path: PATH,
+    kind: KIND,
+    name: 'AgentIngress',
+    tag: TAG,
+    summary: 'Update the description, metadata or certificate management policy of an agent ingress',
+    body: agentIngressUpdate,
+    item: agentIngress,
+    toChanges: (body, row, ctx) => {
+      const { certificate_management_policy: policy, ...described } = body;
+      if (policy === undefined) return described;
+      const columns = certColumns(policy, row.domain, JSON.parse(row.ns_targets) as string[], ctx.now());
+      // Re-sending the policy in force must not restart its provisioning job.
+      if (columns.certificate_management_policy === row.certificate_management_policy) return described;
+      return { ...described, ...columns };
+    },
+    toWire: agentIngressToWire,
+  });
+  defineCollectionReads(app, {
+    table: 'agent_ingresses',
+    eventResource: 'agent_ingress',
+    path: PATH,
+    listKey: 'ingresses',
+    kind: KIND,
+    name: 'AgentIngress',
+    plural: 'AgentIngresses',
+    tag: TAG,
+    item: agentIngress,
+    list: agentIngressList,
+    toWire: agentIngressToWire,
+  });
+}

@@ -1,0 +1,126 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  type CertificateAuthority,
+  certificateAuthority,
+  certificateAuthorityCreate,
+  certificateAuthorityList,
+  certificateAuthorityUpdate,
+} from '../../schemas/certificate-authorities.js';
+import { certificateAuthorityFields, parseCaCertificate } from '../crypto/x509.js';
+import { inUse } from '../errors/api-error.js';
+import type { RequestContext } from '../http/context.js';
+import { defineRoute } from '../http/route.js';
+import type { Db } from '../store/database.js';
+import {
+  defineCollectionReads,
+  defineUpdateRoute,
+  describedToWire,
+  insertRow,
+  newDescribedRow,
+  type Row,
+} from './collection.js';
+
+const TAG = 'Certificate authorities';
+
+export function certificateAuthorityToWire(
+  row: Row<'certificate_authorities'>,
+  ctx: RequestContext,
+): CertificateAuthority {
+  return {
+    ...describedToWire(row, ctx, '/certificate_authorities'),
+    ca_pem: row.ca_pem,
+    subject_common_name: row.subject_common_name,
+    not_before: row.not_before,
+    not_after: row.not_after,
+    key_usages: JSON.parse(row.key_usages) as string[],
+    extended_key_usages: JSON.parse(row.extended_key_usages) as string[],
+  };
+}
+
+/** Ids of the TLS and HTTPS edges whose mutual_tls module lists the certificate authority `id`. */
+async function edgesTrustingCertificateAuthority(db: Db, id: string): Promise<string[]> {
+  const edgeIds: string[] = [];
+  for (const table of ['tls_edges', 'https_edges'] as const) {
+    // `modules` is JSON text holding `"mutual_tls":{"certificate_authority_ids":["ca_..."]}`, so the
+    // quoted id narrows the rows in SQL. LIKE is only a prefilter (`_` is a wildcard, and SQLite's
+    // LIKE ignores case): each candidate is confirmed in its parsed JSON.
+    const candidates = await db
+      .selectFrom(table)
+      .select(['id', 'modules'])
+      .where('modules', 'like', `%"${id}"%`)
+      .execute();
+    for (const edge of candidates) {
+      const modules = JSON.parse(edge.modules) as {
+        mutual_tls?: { certificate_authority_ids?: unknown } | null;
+      };
+      const ids = modules.mutual_tls?.certificate_authority_ids;
+      if (Array.isArray(ids) && ids.includes(id)) edgeIds.push(edge.id);
+    }
+  }
+  return edgeIds;
+}
+
+export async function certificateAuthorityRoutes(app: FastifyInstance): Promise<void> {
+  defineRoute(app, {
+    method: 'POST',
+    url: '/certificate_authorities',
+    operationId: 'createCertificateAuthority',
+    summary: 'Upload a certificate authority (one PEM-encoded CA certificate)',
+    tag: TAG,
+    body: certificateAuthorityCreate,
+    status: 201,
+    response: certificateAuthority,
+    idempotent: true,
+    event: { resource: 'certificate_authority', action: 'created' },
+    handler: async ({ body, ctx }) => {
+      const fields = certificateAuthorityFields(parseCaCertificate(body.ca_pem, 'ca_pem'));
+      const row: Row<'certificate_authorities'> = {
+        ...newDescribedRow('ca', body, ctx),
+        ca_pem: body.ca_pem,
+        subject_common_name: fields.subject_common_name,
+        not_before: fields.not_before,
+        not_after: fields.not_after,
+        key_usages: JSON.stringify(fields.key_usages),
+        extended_key_usages: JSON.stringify(fields.extended_key_usages),
+      };
+      await insertRow(ctx.db, 'certificate_authorities', row);
+      return certificateAuthorityToWire(row, ctx);
+    },
+  });
+  defineUpdateRoute(app, {
+    table: 'certificate_authorities',
+    eventResource: 'certificate_authority',
+    path: '/certificate_authorities',
+    kind: 'certificate authority',
+    name: 'CertificateAuthority',
+    tag: TAG,
+    summary: 'Update the description or metadata of a certificate authority',
+    body: certificateAuthorityUpdate,
+    item: certificateAuthority,
+    toChanges: (body) => body,
+    toWire: certificateAuthorityToWire,
+  });
+  defineCollectionReads(app, {
+    table: 'certificate_authorities',
+    eventResource: 'certificate_authority',
+    path: '/certificate_authorities',
+    listKey: 'certificate_authorities',
+    kind: 'certificate authority',
+    name: 'CertificateAuthority',
+    plural: 'CertificateAuthorities',
+    tag: TAG,
+    item: certificateAuthority,
+    list: certificateAuthorityList,
+    toWire: certificateAuthorityToWire,
+    // An edge verifying client certificates against a CA that is gone would fail closed for every
+    // client; the caller removes it from the edges first.
+    beforeDelete: async (row, ctx) => {
+      const edgeIds = await edgesTrustingCertificateAuthority(ctx.db, row.id);
+      if (edgeIds.length > 0) {
+        throw inUse(
+          `certificate authority ${row.id} is used by the mutual_tls module of ${edgeIds.join(', ')}; remove it there first`,
+        );
+      }
+    },
+  });
+}

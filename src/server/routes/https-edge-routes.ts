@@ -1,0 +1,242 @@
+import type { FastifyInstance } from 'fastify';
+import { listQuery } from '../../schemas/common.js';
+import {
+  type HttpsEdgeRoute,
+  httpsEdgeRoute,
+  httpsEdgeRouteCreate,
+  httpsEdgeRouteList,
+  httpsEdgeRouteParams,
+  httpsEdgeRoutesParams,
+  httpsEdgeRouteUpdate,
+} from '../../schemas/https-edge-routes.js';
+import { HTTPS_EDGE_ROUTE_MODULES } from '../edges/route-module-kinds.js';
+import { modulesFromBody, modulesToWire, parseStoredModules } from '../edges/stored-modules.js';
+import { ApiError, conflict } from '../errors/api-error.js';
+import { recordEvent } from '../events/outbox.js';
+import type { RequestContext } from '../http/context.js';
+import { listResponse } from '../http/list-response.js';
+import { defineRoute } from '../http/route.js';
+import { fetchPage } from '../store/paging.js';
+import { deleteRow, insertRow, newDescribedRow, type Row, requireRow, updateRow } from './collection.js';
+import { defineModuleRoutes } from './edge-module-routes.js';
+
+const TAG = 'HTTPS edge routes';
+const KIND = 'HTTPS edge route';
+const EDGE_KIND = 'HTTPS edge';
+const TABLE = 'https_edge_routes';
+const EVENT_RESOURCE = 'https_edge_route';
+const routesPath = (edgeId: string) => `/edges/https/${edgeId}/routes`;
+
+export function httpsEdgeRouteToWire(row: Row<'https_edge_routes'>, ctx: RequestContext): HttpsEdgeRoute {
+  return {
+    edge_id: row.edge_id,
+    id: row.id,
+    created_at: row.created_at,
+    uri: ctx.url(`${routesPath(row.edge_id)}/${row.id}`),
+    description: row.description,
+    metadata: row.metadata,
+    match_type: row.match_type as HttpsEdgeRoute['match_type'],
+    match: row.match,
+    ...modulesToWire(parseStoredModules(row.modules), HTTPS_EDGE_ROUTE_MODULES, ctx),
+  } as HttpsEdgeRoute;
+}
+
+/** Every route of an edge, oldest first: the edge's `routes` member, and what its delete removes. */
+export function routesOfEdge(ctx: RequestContext, edgeId: string): Promise<Row<'https_edge_routes'>[]> {
+  return ctx.db.selectFrom(TABLE).selectAll().where('edge_id', '=', edgeId).orderBy('id', 'asc').execute();
+}
+
+/** Removes an edge's routes with the edge, recording each route's deletion like a DELETE would. */
+export async function deleteRoutesOfEdge(ctx: RequestContext, edgeId: string): Promise<void> {
+  for (const route of await routesOfEdge(ctx, edgeId)) {
+    await deleteRow(ctx.db, TABLE, route.id);
+    await recordEvent(ctx.db, { resource: EVENT_RESOURCE, action: 'deleted' }, route.id, null);
+  }
+}
+
+/** The route `id` of edge `edge_id`; 404 when the edge is unknown or the route is another edge's. */
+async function requireEdgeRoute(
+  ctx: RequestContext,
+  params: { edge_id: string; id: string },
+): Promise<Row<'https_edge_routes'>> {
+  await requireRow(ctx.db, 'https_edges', params.edge_id, EDGE_KIND);
+  const row = await ctx.db
+    .selectFrom(TABLE)
+    .selectAll()
+    .where('id', '=', params.id)
+    .where('edge_id', '=', params.edge_id)
+    .executeTakeFirst();
+  if (!row) {
+    throw new ApiError(
+      'ERR_EDGEWARD_400',
+      `${KIND} with id '${params.id}' not found on ${EDGE_KIND} '${params.edge_id}'`,
+    );
+  }
+  return row;
+}
+
+/**
+ * Two routes of one edge may not select the same requests. The check gives the message; the UNIQUE
+ * index on (edge_id, match_type, match) settles concurrent creates (a 409 either way).
+ */
+async function refuseDuplicateMatch(
+  ctx: RequestContext,
+  edgeId: string,
+  matchType: string,
+  match: string,
+  exceptId?: string,
+): Promise<void> {
+  let query = ctx.db
+    .selectFrom(TABLE)
+    .select('id')
+    .where('edge_id', '=', edgeId)
+    .where('match_type', '=', matchType)
+    .where('match', '=', match);
+  if (exceptId !== undefined) query = query.where('id', '!=', exceptId);
+  const other = await query.executeTakeFirst();
+  if (other) {
+    throw conflict(
+      `match: route ${other.id} of ${EDGE_KIND} ${edgeId} already has match_type '${matchType}' and match ${JSON.stringify(match)}`,
+    );
+  }
+}
+
+export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> {
+  defineRoute(app, {
+    method: 'POST',
+    url: '/edges/https/:edge_id/routes',
+    operationId: 'createHTTPSEdgeRoute',
+    summary: 'Create a route of an HTTPS edge',
+    tag: TAG,
+    params: httpsEdgeRoutesParams,
+    body: httpsEdgeRouteCreate,
+    status: 201,
+    response: httpsEdgeRoute,
+    idempotent: true,
+    event: { resource: EVENT_RESOURCE, action: 'created' },
+    handler: async ({ params, body, ctx }) => {
+      const edge = await requireRow(ctx.db, 'https_edges', params.edge_id, EDGE_KIND);
+      await refuseDuplicateMatch(ctx, edge.id, body.match_type, body.match);
+      const described = newDescribedRow('edghtsrt', body, ctx);
+      const modules = await modulesFromBody(
+        body,
+        HTTPS_EDGE_ROUTE_MODULES,
+        ctx,
+        'create',
+        `${routesPath(edge.id)}/{id}`,
+        { table: TABLE, id: described.id, modules: {} },
+      );
+      const row = {
+        ...described,
+        edge_id: edge.id,
+        match_type: body.match_type,
+        match: body.match,
+        modules: JSON.stringify(modules),
+      };
+      await insertRow(ctx.db, TABLE, row);
+      return httpsEdgeRouteToWire(row, ctx);
+    },
+  });
+  defineRoute(app, {
+    method: 'GET',
+    url: '/edges/https/:edge_id/routes',
+    operationId: 'listHTTPSEdgeRoutes',
+    summary: 'List the routes of an HTTPS edge, newest first',
+    tag: TAG,
+    params: httpsEdgeRoutesParams,
+    query: listQuery,
+    status: 200,
+    response: httpsEdgeRouteList,
+    handler: async ({ params, query, ctx }) => {
+      const edge = await requireRow(ctx.db, 'https_edges', params.edge_id, EDGE_KIND);
+      const page = await fetchPage(
+        ctx.db.selectFrom(TABLE).selectAll().where('edge_id', '=', edge.id),
+        'id',
+        {
+          limit: query.limit,
+          beforeId: query.before_id,
+        },
+      );
+      return listResponse(ctx, 'routes', routesPath(edge.id), query, page, (row) =>
+        httpsEdgeRouteToWire(row, ctx),
+      );
+    },
+  });
+  defineRoute(app, {
+    method: 'GET',
+    url: '/edges/https/:edge_id/routes/:id',
+    operationId: 'getHTTPSEdgeRoute',
+    summary: 'Get a route of an HTTPS edge',
+    tag: TAG,
+    params: httpsEdgeRouteParams,
+    status: 200,
+    response: httpsEdgeRoute,
+    handler: async ({ params, ctx }) => httpsEdgeRouteToWire(await requireEdgeRoute(ctx, params), ctx),
+  });
+  defineRoute(app, {
+    method: 'PATCH',
+    url: '/edges/https/:edge_id/routes/:id',
+    operationId: 'updateHTTPSEdgeRoute',
+    summary: 'Update a route: absent modules are unchanged, present ones are replaced completely',
+    tag: TAG,
+    params: httpsEdgeRouteParams,
+    body: httpsEdgeRouteUpdate,
+    status: 200,
+    response: httpsEdgeRoute,
+    event: { resource: EVENT_RESOURCE, action: 'updated' },
+    handler: async ({ params, body, ctx }) => {
+      const row = await requireEdgeRoute(ctx, params);
+      const matchType = body.match_type ?? row.match_type;
+      const match = body.match ?? row.match;
+      if (matchType !== row.match_type || match !== row.match) {
+        await refuseDuplicateMatch(ctx, row.edge_id, matchType, match, row.id);
+      }
+      const current = parseStoredModules(row.modules);
+      const modules = await modulesFromBody(
+        body,
+        HTTPS_EDGE_ROUTE_MODULES,
+        ctx,
+        'update',
+        `${routesPath(row.edge_id)}/${row.id}`,
+        { table: TABLE, id: row.id, modules: current },
+      );
+      await updateRow(ctx.db, TABLE, row.id, {
+        description: body.description,
+        metadata: body.metadata,
+        match_type: body.match_type,
+        match: body.match,
+        modules: JSON.stringify({ ...current, ...modules }),
+      });
+      return httpsEdgeRouteToWire(await requireEdgeRoute(ctx, params), ctx);
+    },
+  });
+  defineRoute(app, {
+    method: 'DELETE',
+    url: '/edges/https/:edge_id/routes/:id',
+    operationId: 'deleteHTTPSEdgeRoute',
+    summary: 'Delete a route of an HTTPS edge',
+    tag: TAG,
+    params: httpsEdgeRouteParams,
+    status: 204,
+    event: { resource: EVENT_RESOURCE, action: 'deleted' },
+    handler: async ({ params, ctx }) => {
+      const row = await requireEdgeRoute(ctx, params);
+      await deleteRow(ctx.db, TABLE, row.id);
+      return undefined;
+    },
+  });
+  defineModuleRoutes(
+    app,
+    {
+      table: TABLE,
+      path: '/edges/https/:edge_id/routes/:id',
+      params: httpsEdgeRouteParams,
+      kind: KIND,
+      operationStem: 'HTTPSEdgeRoute',
+      eventResource: EVENT_RESOURCE,
+      tag: TAG,
+      load: (params, ctx) => requireEdgeRoute(ctx, params),
+    },
+    HTTPS_EDGE_ROUTE_MODULES,
+  );
+}

@@ -1,0 +1,282 @@
+import type { FastifyInstance } from 'fastify';
+import sshpk from 'sshpk';
+import type { SshKeyType } from '../../schemas/ssh-certificate-authorities.js';
+import {
+  DEFAULT_SSH_USER_EXTENSIONS,
+  parseRfc3339,
+  type SshHostCertificate,
+  type SshUserCertificate,
+  sshHostCertificate,
+  sshHostCertificateCreate,
+  sshHostCertificateList,
+  sshHostCertificateUpdate,
+  sshUserCertificate,
+  sshUserCertificateCreate,
+  sshUserCertificateList,
+  sshUserCertificateUpdate,
+} from '../../schemas/ssh-certificates.js';
+import { type SshCertificateType, signSshCertificate } from '../crypto/ssh-certificate.js';
+import { parseSshPublicKey, SshPublicKeyError } from '../crypto/ssh-public-key.js';
+import { badReference, badRequest } from '../errors/api-error.js';
+import type { RequestContext } from '../http/context.js';
+import { defineRoute } from '../http/route.js';
+import { rfc3339 } from '../http/time.js';
+import {
+  defineCollectionReads,
+  defineUpdateRoute,
+  describedToWire,
+  findRow,
+  insertRow,
+  newDescribedRow,
+  type Row,
+} from './collection.js';
+import { sshCaPrivateKey } from './ssh-certificate-authorities.js';
+
+const HOST_PATH = '/ssh_host_certificates';
+const USER_PATH = '/ssh_user_certificates';
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** What host and user certificates differ in, besides user certificates' options and extensions. */
+const VARIANTS = {
+  host: {
+    prefix: 'shcrt',
+    defaultValidity: 'one year after creation',
+    // A calendar year: 2030-02-28 + 1 year is 2031-02-28, the same time of day.
+    defaultValidUntil: (created: Date) => {
+      const until = new Date(created);
+      until.setUTCFullYear(until.getUTCFullYear() + 1);
+      return until;
+    },
+  },
+  user: {
+    prefix: 'sucrt',
+    defaultValidity: '24 hours after creation',
+    defaultValidUntil: (created: Date) => new Date(created.getTime() + DAY_MS),
+  },
+} as const;
+
+const CERTIFICATE_LINE = /^\S+-cert-v0\d@openssh\.com(\s|$)/;
+
+/** The subject key's RFC 4253 blob and type, or a 400 naming `public_key`. */
+function subjectKey(publicKey: string): { blob: Buffer; keyType: SshKeyType } {
+  if (CERTIFICATE_LINE.test(publicKey)) {
+    throw badRequest('public_key: is an OpenSSH certificate; send the plain public key to certify');
+  }
+  let keyType: SshKeyType;
+  try {
+    keyType = parseSshPublicKey(publicKey).type as SshKeyType;
+  } catch (error) {
+    if (error instanceof SshPublicKeyError) throw badRequest(`public_key: ${error.message}`);
+    throw new Error('public_key: unexpected failure while parsing', { cause: error });
+  }
+  // The parser also reads PEM; a certificate request takes the form the spec names, nothing else.
+  if (!/^(ssh-|ecdsa-sha2-)/.test(publicKey)) {
+    throw badRequest('public_key: must be an OpenSSH authorized_keys line such as "ssh-ed25519 AAAA..."');
+  }
+  // Re-encoded from the parsed key rather than copied from the base64, so the blob is canonical.
+  return { blob: sshpk.parseKey(publicKey, 'ssh').toBuffer('rfc4253'), keyType };
+}
+
+interface CertificateBody {
+  description?: string | undefined;
+  metadata?: string | undefined;
+  ssh_certificate_authority_id: string;
+  public_key: string;
+  principals?: string[] | undefined;
+  valid_after?: string | undefined;
+  valid_until?: string | undefined;
+  critical_options?: Record<string, string> | undefined;
+  extensions?: Record<string, string> | undefined;
+}
+
+/** Sorted by name, as they are in the certificate, so the read form shows them in that order. */
+function sortedByName(map: Readonly<Record<string, string>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(map).sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b))),
+  );
+}
+
+/** Validates the request against the CA and the clock, signs the certificate, and stores it. */
+async function issueCertificate(
+  type: SshCertificateType,
+  body: CertificateBody,
+  ctx: RequestContext,
+): Promise<Row<'ssh_host_certificates'>> {
+  const variant = VARIANTS[type];
+  const ca = await findRow(ctx.db, 'ssh_certificate_authorities', body.ssh_certificate_authority_id);
+  if (!ca) {
+    throw badReference(
+      'ssh_certificate_authority_id',
+      body.ssh_certificate_authority_id,
+      'SSH certificate authority',
+    );
+  }
+  const publicKey = body.public_key.trim();
+  const subject = subjectKey(publicKey);
+  const described = newDescribedRow(variant.prefix, body, ctx);
+  const created = new Date(described.created_at);
+  // The schema has already refused anything parseRfc3339 cannot read.
+  const validAfter = body.valid_after === undefined ? created : (parseRfc3339(body.valid_after) as Date);
+  const validUntil =
+    body.valid_until === undefined
+      ? variant.defaultValidUntil(created)
+      : (parseRfc3339(body.valid_until) as Date);
+  if (validUntil.getTime() <= validAfter.getTime()) {
+    const defaulted =
+      body.valid_until === undefined ? ` (when omitted it is ${variant.defaultValidity})` : '';
+    throw badRequest(
+      `valid_until: must be after valid_after; got ${rfc3339(validUntil)}${defaulted}, not after ${rfc3339(validAfter)}`,
+    );
+  }
+  const principals = body.principals ?? [];
+  const criticalOptions = sortedByName(body.critical_options ?? {});
+  // Only an omitted map gets the defaults: an explicit {} is a certificate without extensions.
+  const extensions =
+    type === 'user'
+      ? sortedByName(body.extensions ?? DEFAULT_SSH_USER_EXTENSIONS)
+      : ({} as Record<string, string>);
+  const signed = signSshCertificate(
+    {
+      type,
+      subjectPublicKeyBlob: subject.blob,
+      keyId: described.id,
+      principals,
+      validAfter,
+      validBefore: validUntil,
+      criticalOptions,
+      extensions,
+    },
+    sshCaPrivateKey(ca, ctx),
+  );
+  const row = {
+    ...described,
+    ssh_certificate_authority_id: ca.id,
+    public_key: publicKey,
+    key_type: subject.keyType,
+    principals: JSON.stringify(principals),
+    critical_options: JSON.stringify(criticalOptions),
+    extensions: JSON.stringify(extensions),
+    valid_after: rfc3339(validAfter),
+    valid_until: rfc3339(validUntil),
+    certificate: signed.line,
+  };
+  await insertRow(ctx.db, type === 'host' ? 'ssh_host_certificates' : 'ssh_user_certificates', row);
+  return row;
+}
+
+export function sshHostCertificateToWire(
+  row: Row<'ssh_host_certificates'>,
+  ctx: RequestContext,
+): SshHostCertificate {
+  return certificateToWire(row, ctx, HOST_PATH);
+}
+
+export function sshUserCertificateToWire(
+  row: Row<'ssh_user_certificates'>,
+  ctx: RequestContext,
+): SshUserCertificate {
+  return {
+    ...certificateToWire(row, ctx, USER_PATH),
+    critical_options: JSON.parse(row.critical_options) as Record<string, string>,
+    extensions: JSON.parse(row.extensions) as Record<string, string>,
+  };
+}
+
+function certificateToWire(row: Row<'ssh_host_certificates'>, ctx: RequestContext, path: string) {
+  return {
+    ...describedToWire(row, ctx, path),
+    ssh_certificate_authority_id: row.ssh_certificate_authority_id,
+    public_key: row.public_key,
+    key_type: row.key_type as SshKeyType,
+    principals: JSON.parse(row.principals) as string[],
+    valid_after: row.valid_after,
+    valid_until: row.valid_until,
+    certificate: row.certificate,
+  };
+}
+
+export async function sshCertificateRoutes(app: FastifyInstance): Promise<void> {
+  const hostTag = 'SSH host certificates';
+  defineRoute(app, {
+    method: 'POST',
+    url: HOST_PATH,
+    operationId: 'createSSHHostCertificate',
+    summary: 'Sign a host public key with an SSH certificate authority',
+    tag: hostTag,
+    body: sshHostCertificateCreate,
+    status: 201,
+    response: sshHostCertificate,
+    idempotent: true,
+    event: { resource: 'ssh_host_certificate', action: 'created' },
+    handler: async ({ body, ctx }) =>
+      sshHostCertificateToWire(await issueCertificate('host', body, ctx), ctx),
+  });
+  defineUpdateRoute(app, {
+    table: 'ssh_host_certificates',
+    eventResource: 'ssh_host_certificate',
+    path: HOST_PATH,
+    kind: 'SSH host certificate',
+    name: 'SSHHostCertificate',
+    tag: hostTag,
+    summary: 'Update the description or metadata of an SSH host certificate',
+    body: sshHostCertificateUpdate,
+    item: sshHostCertificate,
+    toChanges: (body) => body,
+    toWire: sshHostCertificateToWire,
+  });
+  defineCollectionReads(app, {
+    table: 'ssh_host_certificates',
+    eventResource: 'ssh_host_certificate',
+    path: HOST_PATH,
+    listKey: 'ssh_host_certificates',
+    kind: 'SSH host certificate',
+    name: 'SSHHostCertificate',
+    plural: 'SSHHostCertificates',
+    tag: hostTag,
+    item: sshHostCertificate,
+    list: sshHostCertificateList,
+    toWire: sshHostCertificateToWire,
+  });
+
+  const userTag = 'SSH user certificates';
+  defineRoute(app, {
+    method: 'POST',
+    url: USER_PATH,
+    operationId: 'createSSHUserCertificate',
+    summary: 'Sign a user public key with an SSH certificate authority',
+    tag: userTag,
+    body: sshUserCertificateCreate,
+    status: 201,
+    response: sshUserCertificate,
+    idempotent: true,
+    event: { resource: 'ssh_user_certificate', action: 'created' },
+    handler: async ({ body, ctx }) =>
+      sshUserCertificateToWire(await issueCertificate('user', body, ctx), ctx),
+  });
+  defineUpdateRoute(app, {
+    table: 'ssh_user_certificates',
+    eventResource: 'ssh_user_certificate',
+    path: USER_PATH,
+    kind: 'SSH user certificate',
+    name: 'SSHUserCertificate',
+    tag: userTag,
+    summary: 'Update the description or metadata of an SSH user certificate',
+    body: sshUserCertificateUpdate,
+    item: sshUserCertificate,
+    toChanges: (body) => body,
+    toWire: sshUserCertificateToWire,
+  });
+  defineCollectionReads(app, {
+    table: 'ssh_user_certificates',
+    eventResource: 'ssh_user_certificate',
+    path: USER_PATH,
+    listKey: 'ssh_user_certificates',
+    kind: 'SSH user certificate',
+    name: 'SSHUserCertificate',
+    plural: 'SSHUserCertificates',
+    tag: userTag,
+    item: sshUserCertificate,
+    list: sshUserCertificateList,
+    toWire: sshUserCertificateToWire,
+  });
+}

@@ -1,0 +1,266 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventTypesOf, insertEdgeReferences } from '../support/edge-references.js';
+import { countRows, walkPages } from '../support/paging.js';
+import { idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
+
+let t: TestServer;
+let caId: string;
+let hostCounter = 0;
+const nextHost = () => `web${++hostCounter}.example.com:443`;
+
+beforeAll(async () => {
+  t = await startTestServer();
+  ({ caId } = await insertEdgeReferences(t, '1'));
+});
+afterAll(async () => t.stop());
+
+const EDGE_KEYS = [
+  'created_at',
+  'description',
+  'hostports',
+  'id',
+  'metadata',
+  'mutual_tls',
+  'routes',
+  'tls_termination',
+  'uri',
+];
+
+type Edge = { id: string; routes: Array<{ id: string }> } & Record<string, unknown>;
+
+describe('HTTPS edges', () => {
+  it('creates an edge with both modules, routes empty, and reads it back', async () => {
+    const hostport = nextHost();
+    const created = await t.api<Edge>('POST', '/edges/https', {
+      description: 'web',
+      metadata: '{"team":"web"}',
+      hostports: [hostport],
+      mutual_tls: { certificate_authority_ids: [caId] },
+      tls_termination: { min_version: '1.3' },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const edge = created.body;
+    expect(Object.keys(edge).sort()).toEqual(EDGE_KEYS);
+    expect(edge.id).toMatch(idPattern('edghts'));
+    expect(edge.uri).toBe(`${t.baseUrl}/edges/https/${edge.id}`);
+    expect(edge.created_at).toMatch(RFC3339_UTC);
+    expect(edge.description).toBe('web');
+    expect(edge.metadata).toBe('{"team":"web"}');
+    expect(edge.hostports).toEqual([hostport]);
+    expect(edge.mutual_tls).toEqual({
+      enabled: true,
+      certificate_authorities: [{ id: caId, uri: `${t.baseUrl}/certificate_authorities/${caId}` }],
+    });
+    expect(edge.tls_termination).toEqual({ enabled: true, terminate_at: 'edge', min_version: '1.3' });
+    expect(edge.routes).toEqual([]);
+    const fetched = await t.api('GET', `/edges/https/${edge.id}`);
+    expect(fetched.status).toBe(200);
+    expect(fetched.body).toEqual(edge);
+  });
+
+  it('creates a bare edge with modules null and TLS terminated at the edge with a safe default', async () => {
+    const bare = (await t.api('POST', '/edges/https', {})).body;
+    expect(bare).toMatchObject({
+      hostports: [],
+      mutual_tls: null,
+      tls_termination: null,
+      routes: [],
+      description: '',
+      metadata: '',
+    });
+    const defaulted = (await t.api('POST', '/edges/https', { tls_termination: {} })).body;
+    expect(defaulted.tls_termination).toEqual({ enabled: true, terminate_at: 'edge', min_version: '1.2' });
+  });
+
+  it('refuses terminate_at (HTTPS edges always terminate at the edge) and unknown versions', async () => {
+    const upstream = await t.api('POST', '/edges/https', {
+      tls_termination: { terminate_at: 'upstream', min_version: null },
+    });
+    expect(upstream.status).toBe(400);
+    expect(upstream.body.msg).toBe('tls_termination.terminate_at: unknown field');
+    const badVersion = await t.api('POST', '/edges/https', { tls_termination: { min_version: '1.4' } });
+    expect(badVersion.status).toBe(400);
+    expect(badVersion.body.msg).toMatch(/^tls_termination\.min_version: must be one of/);
+    const missingCa = await t.api('POST', '/edges/https', {
+      mutual_tls: { certificate_authority_ids: ['ca_missing'] },
+    });
+    expect(missingCa.status).toBe(400);
+    expect(missingCa.body.msg).toMatch(
+      /^mutual_tls\.certificate_authority_ids\[0\]: no certificate authority/,
+    );
+    const emptyCas = await t.api('POST', '/edges/https', { mutual_tls: { certificate_authority_ids: [] } });
+    expect(emptyCas.body.msg).toBe(
+      'mutual_tls.certificate_authority_ids: must list at least one certificate authority',
+    );
+    const unknown = await t.api('POST', '/edges/https', { backend: { backend_id: 'bkdtg_x' } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.msg).toBe('backend: unknown field');
+    const description = await t.api('POST', '/edges/https', { description: 'x'.repeat(256) });
+    expect(description.body.msg).toBe('description: must be at most 255 bytes');
+    const metadata = await t.api('POST', '/edges/https', { metadata: 'x'.repeat(4097) });
+    expect(metadata.body.msg).toBe('metadata: must be at most 4096 bytes');
+  });
+
+  it('updates: absent modules unchanged, present ones replaced completely, removal refused', async () => {
+    const edge = (
+      await t.api<Edge>('POST', '/edges/https', {
+        hostports: [nextHost()],
+        mutual_tls: { certificate_authority_ids: [caId] },
+        tls_termination: { min_version: '1.3' },
+      })
+    ).body;
+    const newHost = nextHost();
+    const updated = await t.api<Edge>('PATCH', `/edges/https/${edge.id}`, {
+      metadata: 'v2',
+      hostports: [newHost],
+      tls_termination: { enabled: false },
+    });
+    expect(updated.status).toBe(200);
+    expect(updated.body).toEqual({
+      ...edge,
+      metadata: 'v2',
+      hostports: [newHost],
+      // Replaced completely: min_version was not given again, so the default applies.
+      tls_termination: { enabled: false, terminate_at: 'edge', min_version: '1.2' },
+    });
+    const removal = await t.api('PATCH', `/edges/https/${edge.id}`, { mutual_tls: null });
+    expect(removal.status).toBe(400);
+    expect(removal.body.msg).toMatch(/^mutual_tls: a module cannot be removed through an update; use DELETE/);
+    expect((await t.api('GET', `/edges/https/${edge.id}`)).body).toEqual(updated.body);
+    expect((await t.api('PATCH', '/edges/https/edghts_missing', {})).status).toBe(404);
+  });
+
+  it('serves a hostport from one edge only, across TLS and HTTPS edges, and frees it on delete', async () => {
+    const hostport = nextHost();
+    const first = (await t.api<Edge>('POST', '/edges/https', { hostports: [hostport] })).body;
+    const clash = await t.api('POST', '/edges/https', { hostports: [hostport] });
+    expect(clash.status).toBe(409);
+    expect(clash.body.msg).toBe(`hostports[0]: '${hostport}' is already served by edge ${first.id}`);
+    const tlsClash = await t.api('POST', '/edges/tls', { hostports: [hostport] });
+    expect(tlsClash.status).toBe(409);
+    const bad = await t.api('POST', '/edges/https', { hostports: ['Example.com:443'] });
+    expect(bad.status).toBe(400);
+    expect(bad.body.msg).toMatch(/^hostports\[0\]: /);
+    expect((await t.api('DELETE', `/edges/https/${first.id}`)).status).toBe(204);
+    expect((await t.api('POST', '/edges/https', { hostports: [hostport] })).status).toBe(201);
+  });
+
+  it('shows every route of the edge, oldest first, and deletes them with the edge', async () => {
+    const edge = (await t.api<Edge>('POST', '/edges/https', {})).body;
+    const routeIds: string[] = [];
+    for (const match of ['/a', '/b', '/c']) {
+      const route = await t.api('POST', `/edges/https/${edge.id}/routes`, {
+        match_type: 'path_prefix',
+        match,
+      });
+      expect(route.status).toBe(201);
+      routeIds.push(route.body.id as string);
+    }
+    const fetched = (await t.api<Edge>('GET', `/edges/https/${edge.id}`)).body;
+    expect(fetched.routes.map((route) => route.id)).toEqual(routeIds);
+    for (const [index, id] of routeIds.entries()) {
+      expect(fetched.routes[index]).toEqual(
+        (await t.api('GET', `/edges/https/${edge.id}/routes/${id}`)).body,
+      );
+    }
+    const listed = await t.api<{ https_edges: Edge[] }>('GET', '/edges/https');
+    expect(listed.body.https_edges.find((item) => item.id === edge.id)).toEqual(fetched);
+
+    expect((await t.api('DELETE', `/edges/https/${edge.id}`)).status).toBe(204);
+    expect((await t.api('GET', `/edges/https/${edge.id}`)).status).toBe(404);
+    const left = await t.server.app.edgeward.db
+      .selectFrom('https_edge_routes')
+      .select('id')
+      .where('edge_id', '=', edge.id)
+      .execute();
+    expect(left).toEqual([]);
+    for (const id of routeIds) {
+      expect(await eventTypesOf(t, id)).toEqual([
+        'https_edge_route_created.v0',
+        'https_edge_route_deleted.v0',
+      ]);
+    }
+    expect((await t.api('DELETE', `/edges/https/${edge.id}`)).status).toBe(404);
+  });
+
+  it('records https_edge_* events for create, update, module changes and delete', async () => {
+    const edge = (await t.api<Edge>('POST', '/edges/https', {})).body;
+    await t.api('PATCH', `/edges/https/${edge.id}`, { description: 'x' });
+    await t.api('PUT', `/edges/https/${edge.id}/tls_termination`, { min_version: '1.3' });
+    await t.api('DELETE', `/edges/https/${edge.id}/tls_termination`);
+    await t.api('DELETE', `/edges/https/${edge.id}`);
+    expect(await eventTypesOf(t, edge.id)).toEqual([
+      'https_edge_created.v0',
+      'https_edge_updated.v0',
+      'https_edge_updated.v0',
+      'https_edge_updated.v0',
+      'https_edge_deleted.v0',
+    ]);
+  });
+
+  it('lists edges newest first across pages', async () => {
+    for (let i = 0; i < 3; i++) await t.api('POST', '/edges/https', { description: `page-${i}` });
+    const { seen, pages } = await walkPages<{
+      https_edges: Array<{ id: string }>;
+      next_page_uri: string | null;
+    }>(t, '/edges/https?limit=2', 'https_edges', (page) => {
+      expect(Object.keys(page.body).sort()).toEqual(['https_edges', 'next_page_uri', 'uri']);
+      expect((page.body as unknown as { uri: string }).uri).toBe(`${t.baseUrl}/edges/https`);
+    });
+    expect(pages).toBeGreaterThanOrEqual(2);
+    expect(seen.length).toBe(await countRows(t, 'https_edges'));
+    expect(seen).toEqual([...seen].sort().reverse());
+  });
+});
+
+describe('HTTPS edge modules', () => {
+  it('PUT replaces, GET shows, DELETE removes mutual_tls and tls_termination', async () => {
+    const edge = (await t.api<Edge>('POST', '/edges/https', {})).body;
+    const base = `/edges/https/${edge.id}`;
+    const modules = {
+      mutual_tls: [
+        { enabled: false, certificate_authority_ids: [caId] },
+        {
+          enabled: false,
+          certificate_authorities: [{ id: caId, uri: `${t.baseUrl}/certificate_authorities/${caId}` }],
+        },
+      ],
+      tls_termination: [{ min_version: '1.0' }, { enabled: true, terminate_at: 'edge', min_version: '1.0' }],
+    } as const;
+    for (const [name, [input, output]] of Object.entries(modules)) {
+      expect((await t.api('GET', `${base}/${name}`)).status, name).toBe(404);
+      const put = await t.api('PUT', `${base}/${name}`, input);
+      expect(put.status, `${name}: ${JSON.stringify(put.body)}`).toBe(200);
+      expect(put.body).toEqual(output);
+      expect((await t.api('GET', `${base}/${name}`)).body).toEqual(output);
+      expect((await t.api('GET', base)).body[name]).toEqual(output);
+    }
+    for (const name of Object.keys(modules)) {
+      expect((await t.api('DELETE', `${base}/${name}`)).status).toBe(204);
+      expect((await t.api('DELETE', `${base}/${name}`)).status, 'a retried delete succeeds').toBe(204);
+      expect((await t.api('GET', `${base}/${name}`)).status).toBe(404);
+      expect((await t.api('GET', base)).body[name]).toBeNull();
+    }
+  });
+
+  it('validates module bodies, has no route-only modules, and 404s an unknown edge', async () => {
+    const edge = (await t.api<Edge>('POST', '/edges/https', {})).body;
+    const bad = await t.api('PUT', `/edges/https/${edge.id}/tls_termination`, { terminate_at: 'upstream' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.msg).toBe('terminate_at: unknown field');
+    const missing = await t.api('PUT', `/edges/https/${edge.id}/mutual_tls`, {
+      certificate_authority_ids: [caId, 'ca_missing'],
+    });
+    expect(missing.status).toBe(400);
+    expect(missing.body.msg).toMatch(/^certificate_authority_ids\[1\]: no certificate authority/);
+    expect((await t.api('PUT', `/edges/https/${edge.id}/backend`, { backend_id: 'x' })).status).toBe(404);
+    expect((await t.api('PUT', '/edges/https/edghts_missing/tls_termination', {})).status).toBe(404);
+    expect((await t.api('GET', '/edges/https/edghts_missing/mutual_tls')).status).toBe(404);
+    expect((await t.api('DELETE', '/edges/https/edghts_missing/mutual_tls')).status).toBe(404);
+    expect((await t.api('GET', '/edges/https/edghts_missing')).body).toMatchObject({
+      error_code: 'ERR_EDGEWARD_400',
+      status_code: 404,
+      msg: "HTTPS edge with id 'edghts_missing' not found",
+    });
+  });
+});
