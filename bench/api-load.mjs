@@ -11,7 +11,7 @@ import autocannon from 'autocannon';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
-const key = 'ewk_bench_admin_key';
+const key = 'ewk_bench_admin_key_0123456789abcdef';
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 async function freePort() {

@@ -269,8 +269,8 @@ export class EventSubscriptions extends Collection<
     return this.transport.send('GET', this.sourcesPath(subscriptionId));
   }
 
-  addSource(subscriptionId: string, type: string): Promise<EventSource> {
-    return this.transport.send('POST', this.sourcesPath(subscriptionId), { body: { type } });
+  addSource(subscriptionId: string, type: string, options: CreateOptions = {}): Promise<EventSource> {
+    return this.transport.send('POST', this.sourcesPath(subscriptionId), { body: { type }, ...options });
   }
 
   getSource(subscriptionId: string, type: string): Promise<EventSource> {

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EdgewardApiError, EdgewardTransportError } from './errors.js';
 import { Transport } from './transport.js';
 
-type Reply = { status: number; headers?: Record<string, string>; body?: unknown };
+type Reply = { status: number; headers?: Record<string, string>; body?: unknown; raw?: string };
 
 /** A real loopback HTTP server that answers from a script, recording what it received. */
 async function scriptedServer(replies: Reply[]) {
@@ -18,7 +18,7 @@ async function scriptedServer(replies: Reply[]) {
       seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
       const reply = replies[Math.min(seen.length - 1, replies.length - 1)] ?? { status: 500 };
       res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
-      res.end(reply.body === undefined ? '' : JSON.stringify(reply.body));
+      res.end(reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body)));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -88,6 +88,17 @@ describe('Transport', () => {
     const failure = (await second.transport.send('GET', '/x').catch((e: unknown) => e)) as EdgewardApiError;
     expect(failure.isTerminal).toBe(true);
     expect(second.server.seen).toHaveLength(1);
+  });
+
+  it('follows an absolute next_page_uri on the configured origin only, so the key never leaves it', async () => {
+    const { server, transport } = await setup([{ status: 200, body: { ok: true } }]);
+    await transport.send('GET', 'http://attacker.example:1/ip_policies?before_id=x&limit=2');
+    expect(server.seen[0]?.url).toBe('/ip_policies?before_id=x&limit=2');
+  });
+
+  it('turns a non-JSON 2xx into a transport error', async () => {
+    const { transport } = await setup([{ status: 200, raw: '<html>proxy login</html>' }]);
+    await expect(transport.send('GET', '/x')).rejects.toBeInstanceOf(EdgewardTransportError);
   });
 
   it('reports a refused connection as a transport error after retries', async () => {

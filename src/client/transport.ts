@@ -55,9 +55,19 @@ export class Transport {
     this.#dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, connections: 32 });
   }
 
-  /** Resolves a path (`/credentials`) or an absolute `next_page_uri` against the base URL. */
+  /**
+   * Resolves a path (`/credentials`) or an absolute `next_page_uri` against the base URL. Only the
+   * path and query of an absolute URL are kept: the API key goes to the configured origin and to
+   * no host a response names (a server behind a proxy may not know its public address).
+   */
   url(pathOrUrl: string, query?: RequestOptions['query']): URL {
-    const url = /^https?:\/\//.test(pathOrUrl) ? new URL(pathOrUrl) : new URL(`${this.baseUrl}${pathOrUrl}`);
+    let url: URL;
+    if (/^https?:\/\//.test(pathOrUrl)) {
+      const given = new URL(pathOrUrl);
+      url = new URL(`${given.pathname}${given.search}`, new URL(this.baseUrl).origin);
+    } else {
+      url = new URL(`${this.baseUrl}${pathOrUrl}`);
+    }
     for (const [name, value] of Object.entries(query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value));
     }
@@ -108,7 +118,7 @@ export class Transport {
         continue;
       }
       this.#options.onResponse?.({ method, path: url.pathname, statusCode, attempt });
-      if (statusCode < 400) return (text === '' ? undefined : JSON.parse(text)) as T;
+      if (statusCode < 400) return parseSuccess<T>(text, method, label);
       if (retryable && RETRYABLE_STATUS.has(statusCode) && attempt < this.#retry.maxAttempts) {
         const wait = backoffMs(attempt, this.#retry, retryAfterMs(responseHeaders['retry-after']));
         await sleep(wait, undefined, { signal: options.signal });
@@ -147,5 +157,19 @@ export class Transport {
 
   async close(): Promise<void> {
     if (this.#ownsDispatcher) await this.#dispatcher.close();
+  }
+}
+
+/** A 2xx that is not JSON (a proxy's HTML page, say) is a transport problem, not a SyntaxError. */
+function parseSuccess<T>(text: string, method: string, path: string): T {
+  if (text === '') return undefined as T;
+  try {
+    return JSON.parse(text) as T;
+  } catch (cause) {
+    throw new EdgewardTransportError(
+      method,
+      path,
+      new Error(`response is not JSON: ${text.slice(0, 80)}`, { cause }),
+    );
   }
 }

@@ -60,11 +60,11 @@ export function resourceId(prefix: string) {
 export const idParams = z.strictObject({ id: z.string().min(1) });
 
 export const listQuery = z.strictObject({
-  limit: z.coerce
-    .number({ error: 'must be a whole number from 1 to 100' })
-    .int('must be a whole number from 1 to 100')
-    .min(1, 'must be a whole number from 1 to 100')
-    .max(100, 'must be a whole number from 1 to 100')
+  limit: z
+    .string()
+    .regex(/^[1-9]\d{0,2}$/, 'must be a whole number from 1 to 100')
+    .transform(Number)
+    .pipe(z.number().max(100, 'must be a whole number from 1 to 100'))
     .default(100)
     .meta({ description: 'page size, 1..100' }),
   before_id: z.string().min(1).optional().meta({ description: 'return items created before this id' }),

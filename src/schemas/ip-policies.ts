@@ -29,6 +29,8 @@ export function cidrProblem(cidr: string): string | undefined {
   if (slash < 0) return 'must be in CIDR notation, e.g. 203.0.113.0/24 or 2001:db8::/32';
   const address = cidr.slice(0, slash);
   const prefixText = cidr.slice(slash + 1);
+  if (address.includes('%'))
+    return 'must not have a zone index (%...): policies match addresses, not interfaces';
   const family = isIP(address);
   if (family === 0) return `'${address}' is not an IPv4 or IPv6 address`;
   const maxPrefix = family === 4 ? 32 : 128;

@@ -43,11 +43,15 @@ const BODY_LIMIT_BYTES = 1024 * 1024;
 /** Builds the control plane without listening, so tests and the CLI share one assembly. */
 export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  if (options.databaseUrl && !options.secretKey) {
+    // Each replica would generate its own key and could not open what the others sealed.
+    throw new Error('EDGEWARD_SECRET_KEY is required with --database-url: every replica must share one key');
+  }
   const db = await openDatabase({ dataDir: options.dataDir, databaseUrl: options.databaseUrl });
   const secretBox = new SecretBox(loadSecretKey(options.dataDir, options.secretKey));
   const bootstrap = await bootstrapAdmin(db, options.adminApiKey);
   const settings: ServerSettings = {
-    baseUrl: (options.baseUrl ?? 'http://127.0.0.1').replace(/\/+$/, ''),
+    baseUrl: options.baseUrl?.replace(/\/+$/, ''),
     tcpAddrDomain: options.tcpAddrDomain ?? 'tcp.edgeward.dev',
   };
 
@@ -69,14 +73,19 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
     contextFor(request, handlerDb): RequestContext {
       const principal = request.principal;
       if (!principal) throw new Error(`route ${request.url} ran without an authenticated principal`);
+      let unchanged = false;
       return {
         db: handlerDb,
         principal,
         operationId: request.id,
         settings,
         secretBox,
-        url: (path) => `${settings.baseUrl}${path}`,
+        url: (path) => `${settings.baseUrl ?? `${request.protocol}://${request.host}`}${path}`,
         now: () => rfc3339(),
+        markUnchanged: () => {
+          unchanged = true;
+        },
+        isUnchanged: () => unchanged,
       };
     },
   });

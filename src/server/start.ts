@@ -28,6 +28,13 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const address = built.app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const listenUrl = `${https ? 'https' : 'http'}://${host}:${address.port}`;
-  if (!options.baseUrl) built.settings.baseUrl = listenUrl;
+  const everyInterface = ['0.0.0.0', '::', ''].includes(options.host);
+  if (!options.baseUrl && !everyInterface) built.settings.baseUrl = listenUrl;
+  if (!options.baseUrl && everyInterface) {
+    // 0.0.0.0 is no address a client can use: take each request's Host header instead, and say so.
+    built.app.log.warn(
+      "listening on every interface without --base-url: resource uris follow each request's Host header; set --base-url to the public URL",
+    );
+  }
   return { ...built, listenUrl };
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EdgewardClient } from '../../src/client/index.js';
 import { rfc3339 } from '../../src/server/http/time.js';
+import { eventsOf } from '../support/events.js';
 import { countRows, walkPages } from '../support/paging.js';
 import { ADMIN_KEY, idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
 
@@ -465,12 +466,7 @@ describe('agent ingresses', () => {
     const id = first.body.id;
     await t.api('PATCH', `/agent_ingresses/${id}`, { certificate_management_policy: null });
     await t.api('DELETE', `/agent_ingresses/${id}`);
-    const events = await t.server.app.edgeward.db
-      .selectFrom('events')
-      .selectAll()
-      .where('object_id', '=', id)
-      .orderBy('id')
-      .execute();
+    const events = await eventsOf(t, id);
     expect(events.map((event) => event.type)).toEqual([
       'agent_ingress_created.v0',
       'agent_ingress_updated.v0',

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EdgewardClient } from '../../src/client/index.js';
+import { eventsOf } from '../support/events.js';
 import {
   attributeOf,
   mapNames,
@@ -85,15 +86,6 @@ function expectedFromOpenssl(certificate: OpensslCertificate) {
     key_usages: mapNames(view.keyUsage, OPENSSL_KEY_USAGE),
     extended_key_usages: mapNames(view.extendedKeyUsage, OPENSSL_EXTENDED_KEY_USAGE),
   };
-}
-
-async function eventsOf(objectId: string) {
-  return t.server.app.edgeward.db
-    .selectFrom('events')
-    .select(['type', 'payload'])
-    .where('object_id', '=', objectId)
-    .orderBy('id')
-    .execute();
 }
 
 describe('certificate authorities', () => {
@@ -296,7 +288,7 @@ describe('certificate authorities', () => {
     const ca = (await t.api('POST', '/certificate_authorities', { ca_pem: ecCa.pem })).body;
     await t.api('PATCH', `/certificate_authorities/${ca.id}`, { description: 'renamed' });
     expect((await t.api('DELETE', `/certificate_authorities/${ca.id}`)).status).toBe(204);
-    const events = await eventsOf(ca.id as string);
+    const events = await eventsOf(t, ca.id as string);
     expect(events.map((event) => event.type)).toEqual([
       'certificate_authority_created.v0',
       'certificate_authority_updated.v0',

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventsOf as storedEventsOf } from '../support/events.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let t: TestServer;
@@ -7,14 +8,9 @@ beforeAll(async () => {
 });
 afterAll(async () => t.stop());
 
+/** The object's events with their payloads parsed. */
 async function eventsOf(objectId: string) {
-  const rows = await t.server.app.edgeward.db
-    .selectFrom('events')
-    .selectAll()
-    .where('object_id', '=', objectId)
-    .orderBy('id')
-    .execute();
-  return rows.map((row) => ({
+  return (await storedEventsOf(t, objectId)).map((row) => ({
     ...row,
     payload: JSON.parse(row.payload) as { object: Record<string, unknown> },
   }));

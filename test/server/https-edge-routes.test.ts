@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EdgewardClient } from '../../src/client/index.js';
-import { eventTypesOf, insertEdgeReferences } from '../support/edge-references.js';
+import { insertEdgeReferences } from '../support/edge-references.js';
+import { eventTypesOf } from '../support/events.js';
 import { walkPages } from '../support/paging.js';
 import { ADMIN_KEY, idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
 

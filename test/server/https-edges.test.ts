@@ -1,7 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventTypesOf, insertEdgeReferences } from '../support/edge-references.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { expectModuleRoundTrips } from '../support/edge-modules.js';
+import { insertEdgeReferences } from '../support/edge-references.js';
+import { eventTypesOf } from '../support/events.js';
 import { countRows, walkPages } from '../support/paging.js';
-import { idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
+import {
+  type ApiResponse,
+  idPattern,
+  RFC3339_UTC,
+  startTestServer,
+  type TestServer,
+} from '../support/server.js';
 
 let t: TestServer;
 let caId: string;
@@ -183,6 +191,39 @@ describe('HTTPS edges', () => {
     expect((await t.api('DELETE', `/edges/https/${edge.id}`)).status).toBe(404);
   });
 
+  it('lists each edge with its own routes, loading the routes of the whole page in one query', async () => {
+    const edges: Edge[] = [];
+    for (let i = 0; i < 3; i++) edges.push((await t.api<Edge>('POST', '/edges/https', {})).body);
+    // Created in turns, so only grouping by edge (not creation order) puts each route under its edge.
+    const routeIds = new Map(edges.map((edge) => [edge.id, [] as string[]]));
+    for (const match of ['/x', '/y']) {
+      for (const edge of edges) {
+        const route = await t.api('POST', `/edges/https/${edge.id}/routes`, {
+          match_type: 'exact_path',
+          match,
+        });
+        expect(route.status).toBe(201);
+        routeIds.get(edge.id)?.push(route.body.id as string);
+      }
+    }
+    const selectFrom = vi.spyOn(t.server.app.edgeward.db, 'selectFrom');
+    let routeQueries: number;
+    let listed: ApiResponse<{ https_edges: Edge[] }>;
+    try {
+      listed = await t.api<{ https_edges: Edge[] }>('GET', '/edges/https?limit=3');
+      routeQueries = selectFrom.mock.calls.filter(([table]) => table === 'https_edge_routes').length;
+    } finally {
+      selectFrom.mockRestore();
+    }
+    expect(listed.status).toBe(200);
+    expect(routeQueries).toBe(1);
+    expect(listed.body.https_edges.map((edge) => edge.id)).toEqual(edges.map((edge) => edge.id).reverse());
+    for (const edge of listed.body.https_edges) {
+      expect(edge.routes.map((route) => route.id)).toEqual(routeIds.get(edge.id));
+      expect(edge).toEqual((await t.api('GET', `/edges/https/${edge.id}`)).body);
+    }
+  });
+
   it('records https_edge_* events for create, update, module changes and delete', async () => {
     const edge = (await t.api<Edge>('POST', '/edges/https', {})).body;
     await t.api('PATCH', `/edges/https/${edge.id}`, { description: 'x' });
@@ -227,20 +268,7 @@ describe('HTTPS edge modules', () => {
       ],
       tls_termination: [{ min_version: '1.0' }, { enabled: true, terminate_at: 'edge', min_version: '1.0' }],
     } as const;
-    for (const [name, [input, output]] of Object.entries(modules)) {
-      expect((await t.api('GET', `${base}/${name}`)).status, name).toBe(404);
-      const put = await t.api('PUT', `${base}/${name}`, input);
-      expect(put.status, `${name}: ${JSON.stringify(put.body)}`).toBe(200);
-      expect(put.body).toEqual(output);
-      expect((await t.api('GET', `${base}/${name}`)).body).toEqual(output);
-      expect((await t.api('GET', base)).body[name]).toEqual(output);
-    }
-    for (const name of Object.keys(modules)) {
-      expect((await t.api('DELETE', `${base}/${name}`)).status).toBe(204);
-      expect((await t.api('DELETE', `${base}/${name}`)).status, 'a retried delete succeeds').toBe(204);
-      expect((await t.api('GET', `${base}/${name}`)).status).toBe(404);
-      expect((await t.api('GET', base)).body[name]).toBeNull();
-    }
+    await expectModuleRoundTrips(t, base, modules);
   });
 
   it('validates module bodies, has no route-only modules, and 404s an unknown edge', async () => {

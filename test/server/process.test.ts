@@ -64,20 +64,29 @@ describe('edgeward server (as a process)', () => {
 
   it('loses no acknowledged write when killed with SIGKILL', async () => {
     const dataDir = tempDir();
-    const env = { EDGEWARD_ADMIN_API_KEY: 'ewk_kill_test' };
+    const env = { EDGEWARD_ADMIN_API_KEY: 'ewk_kill_test_0123456789abcdefghijkl' };
     const first = await start(['--data-dir', dataDir], env);
     const ids: string[] = [];
     for (let i = 0; i < 25; i++) {
-      const response = await call(first.listenUrl, 'ewk_kill_test', 'POST', '/ip_policies', {
-        description: `p${i}`,
-      });
+      const response = await call(
+        first.listenUrl,
+        'ewk_kill_test_0123456789abcdefghijkl',
+        'POST',
+        '/ip_policies',
+        {
+          description: `p${i}`,
+        },
+      );
       expect(response.status).toBe(201);
       ids.push(((await response.json()) as { id: string }).id);
     }
     await first.kill('SIGKILL');
     const second = await start(['--data-dir', dataDir], env);
     for (const id of ids) {
-      expect((await call(second.listenUrl, 'ewk_kill_test', 'GET', `/ip_policies/${id}`)).status).toBe(200);
+      expect(
+        (await call(second.listenUrl, 'ewk_kill_test_0123456789abcdefghijkl', 'GET', `/ip_policies/${id}`))
+          .status,
+      ).toBe(200);
     }
   });
 
@@ -109,22 +118,51 @@ describe('edgeward server (as a process)', () => {
       { stdio: 'ignore' },
     );
     const server = await start(['--data-dir', join(dir, 'data'), '--tls-cert', cert, '--tls-key', key], {
-      EDGEWARD_ADMIN_API_KEY: 'ewk_tls_test',
+      EDGEWARD_ADMIN_API_KEY: 'ewk_tls_test_0123456789abcdefghijklm',
     });
     expect(server.listenUrl.startsWith('https://')).toBe(true);
     const agent = new Agent({ connect: { ca: readFileSync(cert) } });
-    const response = await call(server.listenUrl, 'ewk_tls_test', 'POST', '/ip_policies', {}, agent);
+    const response = await call(
+      server.listenUrl,
+      'ewk_tls_test_0123456789abcdefghijklm',
+      'POST',
+      '/ip_policies',
+      {},
+      agent,
+    );
     expect(response.status).toBe(201);
     const body = (await response.json()) as { uri: string };
     expect(body.uri.startsWith(`${server.listenUrl}/ip_policies/`)).toBe(true);
     await agent.close();
   });
 
+  it('replaces the previous admin key when EDGEWARD_ADMIN_API_KEY changes, and refuses short keys', async () => {
+    const dataDir = tempDir();
+    const oldKey = 'ewk_rotation_old_0123456789abcdefghij';
+    const newKey = 'ewk_rotation_new_0123456789abcdefghij';
+    const first = await start(['--data-dir', dataDir], { EDGEWARD_ADMIN_API_KEY: oldKey });
+    expect((await call(first.listenUrl, oldKey, 'GET', '/ip_policies')).status).toBe(200);
+    await first.kill('SIGTERM');
+    const second = await start(['--data-dir', dataDir], { EDGEWARD_ADMIN_API_KEY: newKey });
+    expect((await call(second.listenUrl, newKey, 'GET', '/ip_policies')).status).toBe(200);
+    expect((await call(second.listenUrl, oldKey, 'GET', '/ip_policies')).status).toBe(401);
+    await second.kill('SIGTERM');
+    await expect(start(['--data-dir', dataDir], { EDGEWARD_ADMIN_API_KEY: 'short' })).rejects.toThrow(
+      /EDGEWARD_ADMIN_API_KEY must be at least 32 characters/,
+    );
+  });
+
   it('uses --base-url for every uri', async () => {
     const server = await start(['--data-dir', tempDir(), '--base-url', 'https://api.example.test/'], {
-      EDGEWARD_ADMIN_API_KEY: 'ewk_base_url',
+      EDGEWARD_ADMIN_API_KEY: 'ewk_base_url_0123456789abcdefghijklm',
     });
-    const response = await call(server.listenUrl, 'ewk_base_url', 'POST', '/ip_policies', {});
+    const response = await call(
+      server.listenUrl,
+      'ewk_base_url_0123456789abcdefghijklm',
+      'POST',
+      '/ip_policies',
+      {},
+    );
     const body = (await response.json()) as { id: string; uri: string };
     expect(body.uri).toBe(`https://api.example.test/ip_policies/${body.id}`);
   });

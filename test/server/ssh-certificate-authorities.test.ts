@@ -7,6 +7,7 @@ import { EdgewardClient } from '../../src/client/index.js';
 import { SshCertificateAuthorities } from '../../src/client/resources.js';
 import { SecretBox } from '../../src/server/crypto/secret-box.js';
 import { loadSecretKey } from '../../src/server/crypto/secret-key-file.js';
+import { eventsOf } from '../support/events.js';
 import { OpenSshWorkspace } from '../support/openssh.js';
 import { countRows, walkPages } from '../support/paging.js';
 import { ADMIN_KEY, idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
@@ -274,12 +275,7 @@ describe('SSH certificate authorities', () => {
     const ca = await createCa({ description: 'evented' });
     await t.api('PATCH', `/ssh_certificate_authorities/${ca.id}`, { description: 'renamed' });
     await t.api('DELETE', `/ssh_certificate_authorities/${ca.id}`);
-    const events = await t.server.app.edgeward.db
-      .selectFrom('events')
-      .selectAll()
-      .where('object_id', '=', ca.id)
-      .orderBy('id')
-      .execute();
+    const events = await eventsOf(t, ca.id);
     expect(events.map((event) => event.type)).toEqual([
       'ssh_certificate_authority_created.v0',
       'ssh_certificate_authority_updated.v0',

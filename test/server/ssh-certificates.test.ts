@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EdgewardClient } from '../../src/client/index.js';
 import { SshHostCertificates, SshUserCertificates } from '../../src/client/resources.js';
+import { eventsOf } from '../support/events.js';
 import {
   decodeCertificate,
   type KeyFiles,
@@ -771,12 +772,7 @@ describe('SSH certificate events, paging, idempotency and client', () => {
       });
       await t.api('PATCH', `${path}/${created.body.id}`, { description: 'renamed' });
       await t.api('DELETE', `${path}/${created.body.id}`);
-      const events = await t.server.app.edgeward.db
-        .selectFrom('events')
-        .selectAll()
-        .where('object_id', '=', created.body.id)
-        .orderBy('id')
-        .execute();
+      const events = await eventsOf(t, created.body.id);
       expect(events.map((event) => event.type)).toEqual([
         `${resource}_created.v0`,
         `${resource}_updated.v0`,

@@ -5,6 +5,7 @@ import { EdgewardClient } from '../../src/client/index.js';
 import { SecretBox } from '../../src/server/crypto/secret-box.js';
 import { loadSecretKey } from '../../src/server/crypto/secret-key-file.js';
 import { SQLITE_FILE } from '../../src/server/store/database.js';
+import { eventsOf } from '../support/events.js';
 import {
   attributeOf,
   ipNumbers,
@@ -500,12 +501,7 @@ describe('TLS certificates', () => {
     const id = created.body.id as string;
     await t.api('PATCH', `/tls_certificates/${id}`, { metadata: 'x' });
     await t.api('DELETE', `/tls_certificates/${id}`);
-    const events = await t.server.app.edgeward.db
-      .selectFrom('events')
-      .select(['type', 'payload'])
-      .where('object_id', '=', id)
-      .orderBy('id')
-      .execute();
+    const events = await eventsOf(t, id);
     expect(events.map((event) => event.type)).toEqual([
       'tls_certificate_created.v0',
       'tls_certificate_updated.v0',

@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectModuleRoundTrips } from '../support/edge-modules.js';
+import { insertEdgeReferences } from '../support/edge-references.js';
+import { eventTypesOf } from '../support/events.js';
 import { countRows, walkPages } from '../support/paging.js';
 import { idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
 
@@ -12,35 +15,7 @@ const nextHost = () => `app${++hostCounter}.example.com:443`;
 beforeAll(async () => {
   t = await startTestServer();
   policyId = (await t.api('POST', '/ip_policies', {})).body.id as string;
-  // Backends and CAs come from other route families; insert rows so this suite stands alone.
-  const db = t.server.app.edgeward.db;
-  backendId = 'bkdtg_0000000000000000000000000001';
-  caId = 'ca_0000000000000000000000000001';
-  await db
-    .insertInto('tunnel_group_backends')
-    .values({
-      id: backendId,
-      created_at: '2026-01-01T00:00:00Z',
-      description: '',
-      metadata: '',
-      labels: '{"app":"web"}',
-    })
-    .execute();
-  await db
-    .insertInto('certificate_authorities')
-    .values({
-      id: caId,
-      created_at: '2026-01-01T00:00:00Z',
-      description: '',
-      metadata: '',
-      ca_pem: '-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n',
-      subject_common_name: 'test',
-      not_before: '2026-01-01T00:00:00Z',
-      not_after: '2027-01-01T00:00:00Z',
-      key_usages: '[]',
-      extended_key_usages: '[]',
-    })
-    .execute();
+  ({ backendId, caId } = await insertEdgeReferences(t, '1'));
 });
 afterAll(async () => t.stop());
 
@@ -284,20 +259,7 @@ describe('TLS edge modules', () => {
         },
       ],
     } as const;
-    for (const [name, [input, output]] of Object.entries(modules)) {
-      expect((await t.api('GET', `${base}/${name}`)).status, name).toBe(404);
-      const put = await t.api('PUT', `${base}/${name}`, input);
-      expect(put.status, `${name}: ${JSON.stringify(put.body)}`).toBe(200);
-      expect(put.body).toEqual(output);
-      expect((await t.api('GET', `${base}/${name}`)).body).toEqual(output);
-      expect((await t.api('GET', base)).body[name]).toEqual(output);
-    }
-    for (const name of Object.keys(modules)) {
-      expect((await t.api('DELETE', `${base}/${name}`)).status).toBe(204);
-      expect((await t.api('DELETE', `${base}/${name}`)).status, 'a retried delete succeeds').toBe(204);
-      expect((await t.api('GET', `${base}/${name}`)).status).toBe(404);
-      expect((await t.api('GET', base)).body[name]).toBeNull();
-    }
+    await expectModuleRoundTrips(t, base, modules);
   });
 
   it('validates module bodies and 404s an unknown edge', async () => {
@@ -321,14 +283,7 @@ describe('TLS edge modules', () => {
     const edge = (await t.api('POST', '/edges/tls', {})).body;
     await t.api('PUT', `/edges/tls/${edge.id}/backend`, { backend_id: backendId });
     await t.api('DELETE', `/edges/tls/${edge.id}/backend`);
-    const types = (
-      await t.server.app.edgeward.db
-        .selectFrom('events')
-        .select('type')
-        .where('object_id', '=', edge.id as string)
-        .orderBy('id')
-        .execute()
-    ).map((row) => row.type);
+    const types = await eventTypesOf(t, edge.id as string);
     expect(types).toEqual(['tls_edge_created.v0', 'tls_edge_updated.v0', 'tls_edge_updated.v0']);
   });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EdgewardClient } from '../../src/client/index.js';
 import { newId } from '../../src/server/crypto/ids.js';
+import { eventsOf } from '../support/events.js';
 import { countRows, walkPages } from '../support/paging.js';
 import { ADMIN_KEY, idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
 
@@ -253,12 +254,7 @@ describe('tunnel-group backends', () => {
     const id = first.body.id;
     await t.api('PATCH', `${PATH}/${id}`, { labels: { app: 'renamed' } });
     await t.api('DELETE', `${PATH}/${id}`);
-    const events = await t.server.app.edgeward.db
-      .selectFrom('events')
-      .selectAll()
-      .where('object_id', '=', id)
-      .orderBy('id')
-      .execute();
+    const events = await eventsOf(t, id);
     expect(events.map((event) => event.type)).toEqual([
       'tunnel_group_backend_created.v0',
       'tunnel_group_backend_updated.v0',

@@ -31,14 +31,3 @@ export async function insertEdgeReferences(
     .execute();
   return { backendId, caId };
 }
-
-/** Event types recorded for one object, oldest first. */
-export async function eventTypesOf(t: TestServer, objectId: string): Promise<string[]> {
-  const rows = await t.server.app.edgeward.db
-    .selectFrom('events')
-    .select('type')
-    .where('object_id', '=', objectId)
-    .orderBy('id')
-    .execute();
-  return rows.map((row) => row.type);
-}

@@ -437,3 +437,95 @@ export async function selfSignedCertificate(options: SelfSignedOptions): Promise
     privateKeyPem: `${x509.PemConverter.encode(pkcs8, 'PRIVATE KEY')}\n`,
   };
 }
+
+export interface IssueOptions {
+  commonName: string;
+  /** Subject O= values: Kubernetes reads them as the groups of a client certificate. */
+  organizations?: string[];
+  validDays: number;
+  /** A CA certificate (keyCertSign, CA:true); otherwise an end-entity certificate. */
+  isCa?: boolean;
+  /** Extended key usages of an end-entity certificate. */
+  usages?: Array<'server' | 'client'>;
+  dnsNames?: string[];
+  ips?: string[];
+  /** The issuing CA (from an earlier `issueCertificate({isCa: true})`); self-signed when absent. */
+  issuer?: GeneratedCertificate;
+}
+
+const ECDSA_P256 = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
+
+/**
+ * An ECDSA P-256 key and a certificate for it, self-signed or issued by a CA made here: the small
+ * PKI of a local test control plane (CA, serving certificate, client certificates).
+ */
+export async function issueCertificate(options: IssueOptions): Promise<GeneratedCertificate> {
+  const keys = (await webcrypto.subtle.generateKey(ECDSA_P256, true, [
+    'sign',
+    'verify',
+  ])) as webcrypto.CryptoKeyPair;
+  const notBefore = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
+  const notAfter = new Date(notBefore.getTime() + options.validDays * DAY_MS);
+  const extensions: x509.Extension[] = [
+    new x509.BasicConstraintsExtension(options.isCa === true, undefined, true),
+    new x509.KeyUsagesExtension(
+      options.isCa
+        ? x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature
+        : x509.KeyUsageFlags.digitalSignature,
+      true,
+    ),
+    await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+  ];
+  if (!options.isCa) {
+    const usages = (options.usages ?? ['server']).map((usage) =>
+      usage === 'server' ? x509.ExtendedKeyUsage.serverAuth : x509.ExtendedKeyUsage.clientAuth,
+    );
+    extensions.push(new x509.ExtendedKeyUsageExtension(usages));
+  }
+  const altNames = [
+    ...(options.dnsNames ?? []).map((value) => ({ type: 'dns' as const, value })),
+    ...(options.ips ?? []).map((value) => ({ type: 'ip' as const, value })),
+  ];
+  if (altNames.length > 0) extensions.push(new x509.SubjectAlternativeNameExtension(altNames));
+  const serial = randomBytes(16);
+  serial[0] = (serial[0] ?? 0) & 0x7f;
+  const name = [{ CN: [options.commonName] }, ...(options.organizations ?? []).map((o) => ({ O: [o] }))];
+  let certificate: x509.X509Certificate;
+  if (options.issuer) {
+    const issuerCertificate = new x509.X509Certificate(options.issuer.certificatePem);
+    const issuerKey = await webcrypto.subtle.importKey(
+      'pkcs8',
+      x509.PemConverter.decodeFirst(options.issuer.privateKeyPem),
+      ECDSA_P256,
+      false,
+      ['sign'],
+    );
+    extensions.push(await x509.AuthorityKeyIdentifierExtension.create(issuerCertificate));
+    certificate = await x509.X509CertificateGenerator.create({
+      serialNumber: serial.toString('hex'),
+      subject: name,
+      issuer: issuerCertificate.subject,
+      notBefore,
+      notAfter,
+      publicKey: keys.publicKey,
+      signingKey: issuerKey,
+      signingAlgorithm: ECDSA_P256,
+      extensions,
+    });
+  } else {
+    certificate = await x509.X509CertificateGenerator.createSelfSigned({
+      serialNumber: serial.toString('hex'),
+      name,
+      notBefore,
+      notAfter,
+      keys,
+      signingAlgorithm: ECDSA_P256,
+      extensions,
+    });
+  }
+  const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', keys.privateKey);
+  return {
+    certificatePem: `${certificate.toString('pem')}\n`,
+    privateKeyPem: `${x509.PemConverter.encode(pkcs8, 'PRIVATE KEY')}\n`,
+  };
+}

@@ -1,4 +1,5 @@
 import { newId } from '../crypto/ids.js';
+import type { RequestContext } from '../http/context.js';
 import { rfc3339 } from '../http/time.js';
 import type { Db } from '../store/database.js';
 
@@ -9,6 +10,11 @@ export interface RouteEvent {
   /** Singular snake_case resource name, e.g. `ip_policy`. */
   resource: string;
   action: EventAction;
+  /**
+   * The resource as it now stands, when the response is not it (a module PUT answers with the
+   * module, but the event is about the edge). Default: the response.
+   */
+  object?: (input: { params: unknown; ctx: RequestContext }) => Promise<unknown>;
 }
 
 /** `<resource>_<action>.v<N>`, the form of every event type; all of ours are version 0. */

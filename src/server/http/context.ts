@@ -10,8 +10,12 @@ export interface Principal {
 }
 
 export interface ServerSettings {
-  /** Public URL of the API, no trailing slash; resources' `uri` fields start with it. */
-  baseUrl: string;
+  /**
+   * Public URL of the API, no trailing slash; resources' `uri` fields start with it. Undefined when
+   * the server listens on every interface without `--base-url`: each request's own scheme and
+   * Host header are used then.
+   */
+  baseUrl: string | undefined;
   /** DNS suffix of reserved TCP addresses, e.g. `tcp.edgeward.dev` -> `us.tcp.edgeward.dev:12345`. */
   tcpAddrDomain: string;
 }
@@ -26,4 +30,7 @@ export interface RequestContext {
   /** Absolute `{base_url}{path}`. */
   url(path: string): string;
   now(): string;
+  /** Says the request changed nothing (e.g. deleting an unset module), so no event is recorded. */
+  markUnchanged(): void;
+  isUnchanged(): boolean;
 }

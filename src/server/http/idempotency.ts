@@ -1,5 +1,6 @@
 import type { SecretBox } from '../crypto/secret-box.js';
 import { ApiError } from '../errors/api-error.js';
+import { IDEMPOTENCY_TTL_MS } from '../plugins/idempotency-janitor.js';
 import type { Db } from '../store/database.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 import { rfc3339 } from './time.js';
@@ -54,12 +55,23 @@ export async function runIdempotent(options: IdempotentRun): Promise<IdempotentO
 async function attemptOnce(options: IdempotentRun, trx: Db): Promise<IdempotentOutcome> {
   const { principalId, key, fingerprint, secretBox } = options;
   const context = `idempotency:${principalId}:${key}`;
-  const previous = await trx
+  const found = await trx
     .selectFrom('idempotency_keys')
     .selectAll()
     .where('principal_id', '=', principalId)
     .where('idempotency_key', '=', key)
     .executeTakeFirst();
+  // Keys are honoured for 24 hours whether or not the hourly sweep has run yet.
+  const expired =
+    found !== undefined && found.created_at < rfc3339(new Date(Date.now() - IDEMPOTENCY_TTL_MS));
+  if (expired) {
+    await trx
+      .deleteFrom('idempotency_keys')
+      .where('principal_id', '=', principalId)
+      .where('idempotency_key', '=', key)
+      .execute();
+  }
+  const previous = expired ? undefined : found;
   if (previous) {
     if (previous.fingerprint !== fingerprint) {
       throw new ApiError(

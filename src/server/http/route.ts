@@ -14,6 +14,7 @@ export interface RouteDefinition<
   Q extends z.ZodType = z.ZodType,
   B extends z.ZodType = z.ZodType,
   R extends z.ZodType = z.ZodType,
+  X = undefined,
 > {
   method: Method;
   /** Fastify path syntax: `/ip_policies/:id`. */
@@ -31,16 +32,22 @@ export interface RouteDefinition<
   idempotent?: boolean;
   /** The account event a success records in the outbox, in the same transaction. */
   event?: RouteEvent;
+  /**
+   * Slow work that needs no database (key generation, signing) done BEFORE the write transaction:
+   * with SQLite every request waits while a transaction is open.
+   */
+  prepare?: (input: { params: z.output<P>; body: z.output<B> }) => Promise<X>;
   handler: (input: {
     params: z.output<P>;
     query: z.output<Q>;
     body: z.output<B>;
     ctx: RequestContext;
+    prepared: X;
   }) => Promise<z.input<R> | undefined>;
 }
 
 /** Route definitions kept for the OpenAPI document. */
-export type AnyRouteDefinition = RouteDefinition<z.ZodType, z.ZodType, z.ZodType, z.ZodType>;
+export type AnyRouteDefinition = RouteDefinition<z.ZodType, z.ZodType, z.ZodType, z.ZodType, unknown>;
 
 export interface RouteHost {
   routes: AnyRouteDefinition[];
@@ -73,7 +80,8 @@ export function defineRoute<
   Q extends z.ZodType,
   B extends z.ZodType,
   R extends z.ZodType,
->(app: FastifyInstance, route: RouteDefinition<P, Q, B, R>): void {
+  X = undefined,
+>(app: FastifyInstance, route: RouteDefinition<P, Q, B, R, X>): void {
   app.edgeward.routes.push(route as unknown as AnyRouteDefinition);
   app.route({
     method: route.method,
@@ -81,13 +89,19 @@ export function defineRoute<
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const params = parse(route.params, request.params, '');
       const query = parse(route.query, request.query ?? {}, '');
-      const rawBody = request.body === undefined || request.body === null ? {} : request.body;
+      // Only a missing body means "no fields"; a JSON null is a wrong type like any other.
+      const rawBody = request.body === undefined ? {} : request.body;
       const body = route.body ? parse(route.body, rawBody, '') : undefined;
+      refuseNulCharacters(body, '');
       const host = app.edgeward;
+      const prepared = (await route.prepare?.({ params, body: body as z.output<B> })) as X;
       const run = async (db: Db) => {
         const ctx = host.contextFor(request, db);
-        const result = await route.handler({ params, query, body: body as z.output<B>, ctx });
-        if (route.event) await recordEvent(db, route.event, eventObjectId(params, result), result);
+        const result = await route.handler({ params, query, body: body as z.output<B>, ctx, prepared });
+        if (route.event && !ctx.isUnchanged()) {
+          const object = route.event.object ? await route.event.object({ params, ctx }) : result;
+          await recordEvent(db, route.event, eventObjectId(params, result), object);
+        }
         return result;
       };
 
@@ -118,6 +132,27 @@ export function defineRoute<
       return send(reply, route.status, await host.db.transaction().execute(run));
     },
   });
+}
+
+/**
+ * NUL cannot be stored in PostgreSQL text (and is never meaningful here): refuse it by field name
+ * rather than let the database turn it into a 500.
+ */
+function refuseNulCharacters(value: unknown, path: string): void {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000'))
+      throw new ApiError('ERR_EDGEWARD_100', `${path || 'body'}: must not contain NUL characters`);
+  } else if (Array.isArray(value)) {
+    value.forEach((item, index) => {
+      refuseNulCharacters(item, `${path}[${index}]`);
+    });
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      if (key.includes('\u0000'))
+        throw new ApiError('ERR_EDGEWARD_100', `${path || 'body'}: keys must not contain NUL characters`);
+      refuseNulCharacters(item, path ? `${path}.${key}` : key);
+    }
+  }
 }
 
 /** The changed object: the `:id` of the path, else the `id` of a created resource. */

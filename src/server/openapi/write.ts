@@ -10,7 +10,7 @@ export const OPENAPI_FILE = new URL('../../schemas/openapi.json', import.meta.ur
 export async function generateOpenApiText(): Promise<string> {
   const dataDir = mkdtempSync(join(tmpdir(), 'edgeward-openapi-'));
   try {
-    const { app } = await buildApp({ dataDir, adminApiKey: 'openapi-generator' });
+    const { app } = await buildApp({ dataDir, adminApiKey: 'openapi-generator-does-not-serve-requests' });
     await app.ready();
     const text = `${JSON.stringify(openApiDocumentOf(app), null, 2)}\n`;
     await app.close();

@@ -29,9 +29,6 @@ function fromFastify(error: FastifyError): { code: ErrorCode; msg: string } | un
     default:
       break;
   }
-  if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) {
-    return { code: 'ERR_EDGEWARD_102', msg: `body: not valid JSON (${error.message})` };
-  }
   if (error.statusCode === 413) return { code: 'ERR_EDGEWARD_600', msg: 'body: request body is too large' };
   if (error.statusCode === 415) return { code: 'ERR_EDGEWARD_105', msg: error.message };
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {

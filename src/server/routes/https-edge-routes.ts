@@ -41,9 +41,33 @@ export function httpsEdgeRouteToWire(row: Row<'https_edge_routes'>, ctx: Request
   } as HttpsEdgeRoute;
 }
 
-/** Every route of an edge, oldest first: the edge's `routes` member, and what its delete removes. */
-export function routesOfEdge(ctx: RequestContext, edgeId: string): Promise<Row<'https_edge_routes'>[]> {
+/** Every route of an edge, oldest first: what the edge's delete removes. */
+function routesOfEdge(ctx: RequestContext, edgeId: string): Promise<Row<'https_edge_routes'>[]> {
   return ctx.db.selectFrom(TABLE).selectAll().where('edge_id', '=', edgeId).orderBy('id', 'asc').execute();
+}
+
+/**
+ * Every route of each of `edgeIds` (the edges' `routes` members), oldest first, grouped by edge id:
+ * one query for a whole page of edges. An edge without routes has no entry.
+ */
+export async function routesOfEdges(
+  ctx: RequestContext,
+  edgeIds: readonly string[],
+): Promise<Map<string, Row<'https_edge_routes'>[]>> {
+  const byEdge = new Map<string, Row<'https_edge_routes'>[]>();
+  if (edgeIds.length === 0) return byEdge;
+  const rows = await ctx.db
+    .selectFrom(TABLE)
+    .selectAll()
+    .where('edge_id', 'in', [...edgeIds])
+    .orderBy('id', 'asc')
+    .execute();
+  for (const row of rows) {
+    const routes = byEdge.get(row.edge_id);
+    if (routes) routes.push(row);
+    else byEdge.set(row.edge_id, [row]);
+  }
+  return byEdge;
 }
 
 /** Removes an edge's routes with the edge, recording each route's deletion like a DELETE would. */

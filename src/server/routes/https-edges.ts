@@ -1,122 +1,38 @@
 import type { FastifyInstance } from 'fastify';
-import { idParams } from '../../schemas/common.js';
-import {
-  type HttpsEdge,
-  httpsEdge,
-  httpsEdgeCreate,
-  httpsEdgeList,
-  httpsEdgeUpdate,
-} from '../../schemas/https-edges.js';
-import { claimHostports, releaseHostports } from '../edges/hostports.js';
+import { httpsEdge, httpsEdgeCreate, httpsEdgeList, httpsEdgeUpdate } from '../../schemas/https-edges.js';
 import { mutualTlsKind, tlsTerminationAtEdgeKind } from '../edges/module-kinds.js';
-import { modulesFromBody, modulesToWire, parseStoredModules } from '../edges/stored-modules.js';
-import type { RequestContext } from '../http/context.js';
-import { defineRoute } from '../http/route.js';
-import {
-  defineCollectionReads,
-  defineUpdateRoute,
-  describedToWire,
-  insertRow,
-  newDescribedRow,
-  type Row,
-  requireRow,
-} from './collection.js';
-import { defineModuleRoutes } from './edge-module-routes.js';
-import { deleteRoutesOfEdge, httpsEdgeRouteToWire, routesOfEdge } from './https-edge-routes.js';
-
-const TAG = 'HTTPS edges';
-const KIND = 'HTTPS edge';
-const PATH = '/edges/https';
-export const HTTPS_EDGE_MODULES = [mutualTlsKind, tlsTerminationAtEdgeKind];
-
-/** The read form, with every route of the edge (oldest first). */
-export async function httpsEdgeToWire(row: Row<'https_edges'>, ctx: RequestContext): Promise<HttpsEdge> {
-  const routes = await routesOfEdge(ctx, row.id);
-  return {
-    ...describedToWire(row, ctx, PATH),
-    hostports: JSON.parse(row.hostports) as string[],
-    ...modulesToWire(parseStoredModules(row.modules), HTTPS_EDGE_MODULES, ctx),
-    routes: routes.map((route) => httpsEdgeRouteToWire(route, ctx)),
-  } as HttpsEdge;
-}
+import { defineEdgeCollection } from './edge-collection.js';
+import { deleteRoutesOfEdge, httpsEdgeRouteToWire, routesOfEdges } from './https-edge-routes.js';
 
 export async function httpsEdgeRoutes(app: FastifyInstance): Promise<void> {
-  defineRoute(app, {
-    method: 'POST',
-    url: PATH,
-    operationId: 'createHTTPSEdge',
-    summary: 'Create an HTTPS edge (its routes are created under it)',
-    tag: TAG,
-    body: httpsEdgeCreate,
-    status: 201,
-    response: httpsEdge,
-    idempotent: true,
-    event: { resource: 'https_edge', action: 'created' },
-    handler: async ({ body, ctx }) => {
-      const row = {
-        ...newDescribedRow('edghts', body, ctx),
-        hostports: JSON.stringify(body.hostports),
-        modules: JSON.stringify(
-          await modulesFromBody(body, HTTPS_EDGE_MODULES, ctx, 'create', `${PATH}/{id}`),
-        ),
-      };
-      await claimHostports(ctx, row.id, body.hostports);
-      await insertRow(ctx.db, 'https_edges', row);
-      return httpsEdgeToWire(row, ctx);
-    },
-  });
-  defineUpdateRoute(app, {
+  defineEdgeCollection(app, {
     table: 'https_edges',
-    eventResource: 'https_edge',
-    path: PATH,
-    kind: KIND,
-    name: 'HTTPSEdge',
-    tag: TAG,
-    summary: 'Update an HTTPS edge: absent modules are unchanged, present ones are replaced completely',
-    body: httpsEdgeUpdate,
-    item: httpsEdge,
-    toChanges: async (body, row, ctx) => {
-      const modules = await modulesFromBody(body, HTTPS_EDGE_MODULES, ctx, 'update', `${PATH}/${row.id}`);
-      if (body.hostports !== undefined) await claimHostports(ctx, row.id, body.hostports);
-      return {
-        description: body.description,
-        metadata: body.metadata,
-        hostports: body.hostports === undefined ? undefined : JSON.stringify(body.hostports),
-        modules: JSON.stringify({ ...parseStoredModules(row.modules), ...modules }),
-      };
-    },
-    toWire: httpsEdgeToWire,
-  });
-  defineCollectionReads(app, {
-    table: 'https_edges',
-    eventResource: 'https_edge',
-    path: PATH,
-    listKey: 'https_edges',
-    kind: KIND,
+    path: '/edges/https',
+    idPrefix: 'edghts',
+    kind: 'HTTPS edge',
     name: 'HTTPSEdge',
     plural: 'HTTPSEdges',
-    tag: TAG,
+    tag: 'HTTPS edges',
+    eventResource: 'https_edge',
+    listKey: 'https_edges',
+    modules: [mutualTlsKind, tlsTerminationAtEdgeKind],
     item: httpsEdge,
     list: httpsEdgeList,
-    toWire: httpsEdgeToWire,
-    // The routes go with their edge, and the hostports become free for another edge.
-    beforeDelete: async (row, ctx) => {
-      await deleteRoutesOfEdge(ctx, row.id);
-      await releaseHostports(ctx, row.id);
+    create: httpsEdgeCreate,
+    update: httpsEdgeUpdate,
+    summaries: {
+      create: 'Create an HTTPS edge (its routes are created under it)',
+      update: 'Update an HTTPS edge: absent modules are unchanged, present ones are replaced completely',
     },
+    // The read form has every route of the edge, oldest first.
+    extraWire: async (rows, ctx) => {
+      const edgeIds = rows.map((row) => row.id);
+      const routes = await routesOfEdges(ctx, edgeIds);
+      return rows.map((row) => ({
+        routes: (routes.get(row.id) ?? []).map((route) => httpsEdgeRouteToWire(route, ctx)),
+      }));
+    },
+    // The routes go with their edge (each recording its deletion).
+    beforeDelete: (row, ctx) => deleteRoutesOfEdge(ctx, row.id),
   });
-  defineModuleRoutes(
-    app,
-    {
-      table: 'https_edges',
-      path: `${PATH}/:id`,
-      params: idParams,
-      kind: KIND,
-      operationStem: 'HTTPSEdge',
-      eventResource: 'https_edge',
-      tag: TAG,
-      load: (params, ctx) => requireRow(ctx.db, 'https_edges', params.id, KIND),
-    },
-    HTTPS_EDGE_MODULES,
-  );
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import sshpk from 'sshpk';
+import type { z } from 'zod';
 import type { SshKeyType } from '../../schemas/ssh-certificate-authorities.js';
 import {
   DEFAULT_SSH_USER_EXTENSIONS,
@@ -195,88 +196,98 @@ function certificateToWire(row: Row<'ssh_host_certificates'>, ctx: RequestContex
   };
 }
 
-export async function sshCertificateRoutes(app: FastifyInstance): Promise<void> {
-  const hostTag = 'SSH host certificates';
+interface CertificateCollection<
+  Item extends z.ZodType,
+  List extends z.ZodType,
+  Create extends z.ZodType<CertificateBody>,
+  Update extends z.ZodType<{ description?: string | undefined; metadata?: string | undefined }>,
+> {
+  type: SshCertificateType;
+  path: string;
+  /** Operation id stem: `SSHHostCertificate` -> createSSHHostCertificate, listSSHHostCertificates. */
+  name: string;
+  item: Item;
+  list: List;
+  create: Create;
+  update: Update;
+  toWire(row: Row<'ssh_host_certificates'>, ctx: RequestContext): z.input<Item>;
+}
+
+/**
+ * Host and user certificates are served alike: POST signs one, PATCH changes only its description and
+ * metadata (the signed certificate is immutable), GET list, GET one and DELETE.
+ */
+function defineCertificateCollection<
+  Item extends z.ZodType,
+  List extends z.ZodType,
+  Create extends z.ZodType<CertificateBody>,
+  Update extends z.ZodType<{ description?: string | undefined; metadata?: string | undefined }>,
+>(app: FastifyInstance, spec: CertificateCollection<Item, List, Create, Update>): void {
+  const { type, path, name } = spec;
+  const table = `ssh_${type}_certificates` as const;
+  const eventResource = `ssh_${type}_certificate`;
+  const tag = `SSH ${type} certificates`;
+  const kind = `SSH ${type} certificate`;
   defineRoute(app, {
     method: 'POST',
-    url: HOST_PATH,
-    operationId: 'createSSHHostCertificate',
-    summary: 'Sign a host public key with an SSH certificate authority',
-    tag: hostTag,
-    body: sshHostCertificateCreate,
+    url: path,
+    operationId: `create${name}`,
+    summary: `Sign a ${type} public key with an SSH certificate authority`,
+    tag,
+    body: spec.create,
     status: 201,
-    response: sshHostCertificate,
+    response: spec.item,
     idempotent: true,
-    event: { resource: 'ssh_host_certificate', action: 'created' },
-    handler: async ({ body, ctx }) =>
-      sshHostCertificateToWire(await issueCertificate('host', body, ctx), ctx),
+    event: { resource: eventResource, action: 'created' },
+    handler: async ({ body, ctx }) => spec.toWire(await issueCertificate(type, body, ctx), ctx),
   });
   defineUpdateRoute(app, {
-    table: 'ssh_host_certificates',
-    eventResource: 'ssh_host_certificate',
-    path: HOST_PATH,
-    kind: 'SSH host certificate',
-    name: 'SSHHostCertificate',
-    tag: hostTag,
-    summary: 'Update the description or metadata of an SSH host certificate',
-    body: sshHostCertificateUpdate,
-    item: sshHostCertificate,
+    table,
+    eventResource,
+    path,
+    kind,
+    name,
+    tag,
+    summary: `Update the description or metadata of an ${kind}`,
+    body: spec.update,
+    item: spec.item,
     toChanges: (body) => body,
-    toWire: sshHostCertificateToWire,
+    toWire: spec.toWire,
   });
   defineCollectionReads(app, {
-    table: 'ssh_host_certificates',
-    eventResource: 'ssh_host_certificate',
+    table,
+    eventResource,
+    path,
+    listKey: table,
+    kind,
+    name,
+    plural: `${name}s`,
+    tag,
+    item: spec.item,
+    list: spec.list,
+    toWire: spec.toWire,
+  });
+}
+
+export async function sshCertificateRoutes(app: FastifyInstance): Promise<void> {
+  defineCertificateCollection(app, {
+    type: 'host',
     path: HOST_PATH,
-    listKey: 'ssh_host_certificates',
-    kind: 'SSH host certificate',
     name: 'SSHHostCertificate',
-    plural: 'SSHHostCertificates',
-    tag: hostTag,
     item: sshHostCertificate,
     list: sshHostCertificateList,
+    create: sshHostCertificateCreate,
+    update: sshHostCertificateUpdate,
     toWire: sshHostCertificateToWire,
   });
-
-  const userTag = 'SSH user certificates';
-  defineRoute(app, {
-    method: 'POST',
-    url: USER_PATH,
-    operationId: 'createSSHUserCertificate',
-    summary: 'Sign a user public key with an SSH certificate authority',
-    tag: userTag,
-    body: sshUserCertificateCreate,
-    status: 201,
-    response: sshUserCertificate,
-    idempotent: true,
-    event: { resource: 'ssh_user_certificate', action: 'created' },
-    handler: async ({ body, ctx }) =>
-      sshUserCertificateToWire(await issueCertificate('user', body, ctx), ctx),
-  });
-  defineUpdateRoute(app, {
-    table: 'ssh_user_certificates',
-    eventResource: 'ssh_user_certificate',
+  defineCertificateCollection(app, {
+    type: 'user',
     path: USER_PATH,
-    kind: 'SSH user certificate',
     name: 'SSHUserCertificate',
-    tag: userTag,
-    summary: 'Update the description or metadata of an SSH user certificate',
-    body: sshUserCertificateUpdate,
-    item: sshUserCertificate,
-    toChanges: (body) => body,
-    toWire: sshUserCertificateToWire,
-  });
-  defineCollectionReads(app, {
-    table: 'ssh_user_certificates',
-    eventResource: 'ssh_user_certificate',
-    path: USER_PATH,
-    listKey: 'ssh_user_certificates',
-    kind: 'SSH user certificate',
-    name: 'SSHUserCertificate',
-    plural: 'SSHUserCertificates',
-    tag: userTag,
     item: sshUserCertificate,
     list: sshUserCertificateList,
+    create: sshUserCertificateCreate,
+    update: sshUserCertificateUpdate,
     toWire: sshUserCertificateToWire,
   });
 }

@@ -1,4 +1,5 @@
-import type { Kysely, Migration } from 'kysely';
+import { type Kysely, type Migration, sql } from 'kysely';
+import { idColumnType } from './column-types.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the schema as it was, not today's types
 type AnyDb = Kysely<any>;
@@ -6,7 +7,7 @@ type AnyDb = Kysely<any>;
 function described(db: AnyDb, table: string) {
   return db.schema
     .createTable(table)
-    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('id', idColumnType(db), (c) => c.primaryKey())
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
     .addColumn('metadata', 'text', (c) => c.notNull().defaultTo(''));
@@ -16,14 +17,22 @@ export const accountResources: Migration = {
   async up(db: AnyDb) {
     await db.schema
       .createTable('users')
-      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('id', idColumnType(db), (c) => c.primaryKey())
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('name', 'text', (c) => c.notNull())
       .addColumn('is_admin', 'integer', (c) => c.notNull())
       .execute();
+    // One admin user per account, even when replicas bootstrap at the same moment.
+    await db.schema
+      .createIndex('users_one_admin')
+      .on('users')
+      .column('is_admin')
+      .unique()
+      .where(sql.ref('is_admin'), '=', 1)
+      .execute();
     await db.schema
       .createTable('bot_users')
-      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('id', idColumnType(db), (c) => c.primaryKey())
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('name', 'text', (c) => c.notNull())
       .addColumn('active', 'integer', (c) => c.notNull())
@@ -72,7 +81,7 @@ export const accountResources: Migration = {
       .execute();
     await db.schema
       .createTable('tunnel_sessions')
-      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('id', idColumnType(db), (c) => c.primaryKey())
       .addColumn('started_at', 'text', (c) => c.notNull())
       .addColumn('agent_version', 'text', (c) => c.notNull())
       .addColumn('credential_id', 'text', (c) => c.notNull())

@@ -1,4 +1,5 @@
 import type { Kysely, Migration } from 'kysely';
+import { idColumnType } from './column-types.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are written against the schema as it was, not today's types
 type AnyDb = Kysely<any>;
@@ -6,7 +7,7 @@ type AnyDb = Kysely<any>;
 function described(db: AnyDb, table: string) {
   return db.schema
     .createTable(table)
-    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('id', idColumnType(db), (c) => c.primaryKey())
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('description', 'text', (c) => c.notNull().defaultTo(''))
     .addColumn('metadata', 'text', (c) => c.notNull().defaultTo(''));
@@ -87,7 +88,7 @@ export const certificatesEdgesEvents: Migration = {
     // The durable outbox of account events, written in the same transaction as the change itself.
     await db.schema
       .createTable('events')
-      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('id', idColumnType(db), (c) => c.primaryKey())
       .addColumn('type', 'text', (c) => c.notNull())
       .addColumn('object_id', 'text', (c) => c.notNull())
       .addColumn('created_at', 'text', (c) => c.notNull())
