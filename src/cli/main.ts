@@ -1,13 +1,17 @@
 import { demoCommand } from './demo-command.js';
+import { devClusterCommand } from './dev-cluster-command.js';
 import { openApiCommand } from './openapi-command.js';
 import { serverCommand } from './server-command.js';
+import { toolsCommand } from './tools-command.js';
 
 const USAGE = `usage: edgeward <command> [flags]
 
 commands:
-  server    run the management API (edgeward server --help)
-  demo      start a server on embedded defaults, make first requests, print how to call it
-  openapi   print the OpenAPI 3.1 document
+  server       run the management API (edgeward server --help)
+  demo         start a server on embedded defaults, make first requests, print how to call it
+  openapi      print the OpenAPI 3.1 document
+  dev-cluster  start or stop a local etcd + kube-apiserver (edgeward dev-cluster --help)
+  tools        build the Kubernetes test tools (etcd, kube-apiserver, kubectl, helm) into the cache
 `;
 
 /** Returns an exit code for commands that finish, undefined for ones that keep running. */
@@ -18,6 +22,10 @@ export async function runCli(argv: string[]): Promise<number | undefined> {
       return serverCommand(rest);
     case 'demo':
       return demoCommand(rest);
+    case 'dev-cluster':
+      return devClusterCommand(rest);
+    case 'tools':
+      return toolsCommand(rest);
     case 'openapi':
       return openApiCommand();
     case undefined:

@@ -1,0 +1,5 @@
+module edgeward.dev/test-tools/etcd
+
+go 1.26.0
+
+require go.etcd.io/etcd/server/v3 v3.6.16
