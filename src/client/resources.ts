@@ -265,8 +265,11 @@ export class EventSubscriptions extends Collection<
     super(transport, '/event_subscriptions', 'event_subscriptions');
   }
 
-  listSources(subscriptionId: string): Promise<EventSourceList> {
-    return this.transport.send('GET', this.sourcesPath(subscriptionId));
+  /** In the order the sources were added; `beforeId` is the last type of the previous page. */
+  listSources(subscriptionId: string, params: ListParams = {}): Promise<EventSourceList> {
+    return this.transport.send('GET', this.sourcesPath(subscriptionId), {
+      query: { limit: params.limit, before_id: params.beforeId },
+    });
   }
 
   addSource(subscriptionId: string, type: string, options: CreateOptions = {}): Promise<EventSource> {

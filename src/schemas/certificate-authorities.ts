@@ -14,7 +14,10 @@ import { describedInputFields, describedResourceFields, listOf, timestamp } from
 export const certificateAuthority = z
   .object({
     ...describedResourceFields,
-    ca_pem: z.string().meta({ description: 'the PEM of the CA certificate, as uploaded' }),
+    ca_pem: z.string().meta({
+      description:
+        'the PEM of the CA certificate, re-encoded from its DER (nothing else of the upload is kept)',
+    }),
     subject_common_name: z.string().meta({ description: "the subject's common name; '' when absent" }),
     not_before: timestamp,
     not_after: timestamp,

@@ -61,8 +61,18 @@ export const tlsTerminationModuleInput = z
     }
   });
 
-/** HTTPS edges always terminate at the edge (routing needs the HTTP request), so only the version is set. */
-export const tlsTerminationAtEdgeModuleInput = z.strictObject({ enabled, min_version: minVersion });
+/**
+ * HTTPS edges always terminate at the edge (routing needs the HTTP request), so only the version is
+ * set; `terminate_at` is accepted as `edge` alone so the read form can be sent back as it is.
+ */
+export const tlsTerminationAtEdgeModuleInput = z.strictObject({
+  enabled,
+  terminate_at: z
+    .literal('edge', { error: 'HTTPS edges always terminate TLS at the edge' })
+    .optional()
+    .meta({ description: "'edge' only (the default): HTTPS edges always terminate TLS at the edge" }),
+  min_version: minVersion,
+});
 
 export const tlsTerminationModule = z
   .object({

@@ -7,7 +7,7 @@ import { describedInputFields, describedResourceFields, listOf } from './common.
  * Secrets (`creds.aws_secret_access_key`, `datadog.api_key`) are write-only. The server keeps the
  * whole target sealed at rest and every response — the create response included — shows each
  * secret as `null`. Unset optional Datadog strings (`ddtags`, `service`, `ddsite`) read back as
- * `null`. `format` reads back exactly as the caller spelled it (`json` or `JSON`).
+ * `''` (the spec types them as strings). `format` reads back exactly as the caller spelled it (`json` or `JSON`).
  */
 
 /** The member names a target may set, in the order the spec lists them. */
@@ -131,9 +131,9 @@ export const eventTarget = z
     datadog: z
       .object({
         api_key: secretNull,
-        ddtags: z.string().nullable(),
-        service: z.string().nullable(),
-        ddsite: z.string().nullable(),
+        ddtags: z.string().meta({ description: "'' when unset" }),
+        service: z.string().meta({ description: "'' when unset" }),
+        ddsite: z.string().meta({ description: "'' when unset" }),
       })
       .nullable(),
   })

@@ -20,7 +20,10 @@ export const httpsEdge = z
   .meta({ id: 'HTTPSEdge' });
 export type HttpsEdge = z.infer<typeof httpsEdge>;
 
-/** HTTPS edges always terminate TLS at the edge (routing needs the HTTP request): no `terminate_at`. */
+/**
+ * HTTPS edges always terminate TLS at the edge (routing needs the HTTP request): `terminate_at` is
+ * `edge` or absent.
+ */
 const httpsEdgeModuleFields = {
   mutual_tls: mutualTlsModuleInput.nullable().optional(),
   tls_termination: tlsTerminationAtEdgeModuleInput.nullable().optional(),

@@ -21,7 +21,10 @@ export const tlsCertificateSubjectAlternativeNames = z
 export const tlsCertificate = z
   .object({
     ...describedResourceFields,
-    certificate_pem: z.string().meta({ description: 'the PEM chain, leaf first, as uploaded' }),
+    certificate_pem: z.string().meta({
+      description:
+        'the PEM chain, leaf first, re-encoded from the DER of each certificate (nothing else of the upload is kept)',
+    }),
     subject_common_name: z.string(),
     subject_alternative_names: tlsCertificateSubjectAlternativeNames,
     issued_at: timestamp.nullable().meta({ description: 'when issued automatically; null when uploaded' }),

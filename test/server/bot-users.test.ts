@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/server/crypto/ids.js';
 import { hashToken } from '../../src/server/crypto/tokens.js';
+import { eventsOf, eventTypesOf } from '../support/events.js';
 import { walkPages } from '../support/paging.js';
 import { type BotUserWire, createBot } from '../support/principals.js';
 import { idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
@@ -200,6 +201,19 @@ describe('bot users', () => {
     expect((await t.api('GET', `/bot_users/${other.id}`, undefined, asBot)).body).toMatchObject({
       active: true,
     });
+    // Refused before the lookup: an unknown id is a 403 too, so a bot cannot probe which ids exist.
+    const unknown = 'bot_0000000000000000000000000';
+    for (const [method, body] of [
+      ['PATCH', { active: false }],
+      ['DELETE', undefined],
+    ] as const) {
+      const response = await t.api(method, `/bot_users/${unknown}`, body, asBot);
+      expect(response.status, method).toBe(403);
+      expect(response.body).toMatchObject({
+        error_code: 'ERR_EDGEWARD_300',
+        msg: 'bot_users: only admins may do this',
+      });
+    }
   });
 
   it('an inactive bot cannot use its API keys until it is active again', async () => {
@@ -225,8 +239,19 @@ describe('bot users', () => {
   it('deleting a bot deletes its API keys: they stop working', async () => {
     const bot = await createBot(t, { name: 'short-lived' });
     const key = (await t.api<{ id: string; token: string }>('POST', '/api_keys', { owner_id: bot.id })).body;
+    const second = (await t.api<{ id: string }>('POST', '/api_keys', { owner_id: bot.id })).body;
+    const adminKey = (await t.api<{ id: string }>('POST', '/api_keys', {})).body;
     expect((await t.api('DELETE', `/bot_users/${bot.id}`)).status).toBe(204);
     expect((await t.api('GET', `/api_keys/${key.id}`)).status).toBe(404);
+    expect((await t.api('GET', `/api_keys/${second.id}`)).status).toBe(404);
+    // Each removed key is reported as deleted, like a DELETE of the key itself.
+    for (const id of [key.id, second.id]) {
+      const events = await eventsOf(t, id);
+      expect(events.map((event) => event.type)).toEqual(['api_key_created.v0', 'api_key_deleted.v0']);
+      expect(JSON.parse(events[1]?.payload ?? '')).toEqual({ object: { id } });
+    }
+    expect(await eventTypesOf(t, bot.id)).toEqual(['bot_user_created.v0', 'bot_user_deleted.v0']);
+    expect(await eventTypesOf(t, adminKey.id)).toEqual(['api_key_created.v0']);
     const rejected = await t.api('GET', '/bot_users', undefined, { key: key.token });
     expect(rejected.status).toBe(401);
     expect(rejected.body).toMatchObject({ error_code: 'ERR_EDGEWARD_201' });

@@ -122,6 +122,22 @@ describe('certificate authorities', () => {
     expect(fetched.body).toEqual(ca);
   });
 
+  it('stores and returns the CA re-encoded from its certificate, without the text around it', async () => {
+    const messy = `issued by the PKI team, password=hunter2\r\n${ecCa.pem.replaceAll('\n', '\r\n')}\r\nbye`;
+    const created = await t.api('POST', '/certificate_authorities', { ca_pem: messy });
+    expect(created.status).toBe(201);
+    expect(created.body.ca_pem).toBe(ecCa.pem);
+    const row = await t.server.app.edgeward.db
+      .selectFrom('certificate_authorities')
+      .select('ca_pem')
+      .where('id', '=', String(created.body.id))
+      .executeTakeFirstOrThrow();
+    expect(row.ca_pem).toBe(ecCa.pem);
+    const fetched = await t.api('GET', `/certificate_authorities/${created.body.id}`);
+    expect(fetched.body.ca_pem).toBe(ecCa.pem);
+    expect(fetched.text).not.toContain('hunter2');
+  });
+
   it('uploads an EC CA without a common name', async () => {
     const created = await t.api('POST', '/certificate_authorities', { ca_pem: ecCa.pem });
     expect(created.status).toBe(201);
@@ -174,6 +190,12 @@ describe('certificate authorities', () => {
       ],
       [rsaCa.pem + rsaCa.key.pem, /^ca_pem: contains a private key/],
       [rsaCa.key.pem, /^ca_pem: contains a private key/],
+      // A key pasted without its END line would otherwise ride along as text after the block.
+      [rsaCa.pem + rsaCa.key.pem.replace(/-----END [A-Z ]+-----\n?$/, ''), /^ca_pem: contains a private key/],
+      [
+        `${rsaCa.pem}-----BEGIN CERTIFICATE-----\n${body}\n`,
+        'ca_pem: has a -----BEGIN line without a matching -----END line',
+      ],
       [42, 'ca_pem: must be a string, got number'],
     ];
     for (const [caPem, message] of cases) {

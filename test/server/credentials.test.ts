@@ -315,6 +315,67 @@ describe('tunnel credential owners', () => {
     expect(wrongType.body.msg).toBe('owner_id: must be a string, got number');
   });
 
+  it('a bot sees and changes only its own credentials; others are 404, admins see all', async () => {
+    const { botId, key } = await createBotWithKey(t, 'credential-scoped');
+    const { botId: otherBotId } = await createBotWithKey(t, 'credential-neighbour');
+    const asBot = { key };
+    const mine = (await t.api<Credential>('POST', '/credentials', { description: 'mine' }, asBot)).body;
+    const mineToo = (await t.api<Credential>('POST', '/credentials', { description: 'mine too' }, asBot))
+      .body;
+    const admins = (await t.api<Credential>('POST', '/credentials', { acl: ['bind:admin.example.com'] }))
+      .body;
+    const neighbours = (await t.api<Credential>('POST', '/credentials', { owner_id: otherBotId })).body;
+
+    const listed = await t.api<CredentialList>('GET', '/credentials', undefined, asBot);
+    expect(listed.status).toBe(200);
+    expect(listed.body.credentials.map((item) => item.id)).toEqual([mineToo.id, mine.id]);
+    expect(listed.body.credentials.every((item) => item.owner_id === botId)).toBe(true);
+    const paged = await t.api<CredentialList>('GET', '/credentials?limit=1', undefined, asBot);
+    expect(paged.body.credentials.map((item) => item.id)).toEqual([mineToo.id]);
+    expect(paged.body.next_page_uri).toBe(`${t.baseUrl}/credentials?before_id=${mineToo.id}&limit=1`);
+    const last = await t.api<CredentialList>('GET', paged.body.next_page_uri as string, undefined, asBot);
+    expect(last.body.credentials.map((item) => item.id)).toEqual([mine.id]);
+    expect(last.body.next_page_uri).toBeNull();
+
+    for (const foreign of [admins, neighbours]) {
+      for (const [method, body] of [
+        ['GET', undefined],
+        ['PATCH', { acl: ['*'] }],
+        ['DELETE', undefined],
+      ] as const) {
+        const response = await t.api(method, `/credentials/${foreign.id}`, body, asBot);
+        expect(response.status, `${method} ${foreign.id}`).toBe(404);
+        expect(response.body).toMatchObject({
+          error_code: 'ERR_EDGEWARD_400',
+          msg: `tunnel credential with id '${foreign.id}' not found`,
+        });
+      }
+      // Untouched by the refused calls.
+      expect((await t.api('GET', `/credentials/${foreign.id}`)).body).toEqual({ ...foreign, token: null });
+    }
+    // No event was recorded for the refused changes.
+    const events = await t.server.app.edgeward.db
+      .selectFrom('events')
+      .select('id')
+      .where('object_id', 'in', [admins.id, neighbours.id])
+      .where('type', '!=', 'credential_created.v0')
+      .execute();
+    expect(events).toEqual([]);
+
+    const patched = await t.api<Credential>('PATCH', `/credentials/${mine.id}`, { acl: ['*'] }, asBot);
+    expect(patched.status).toBe(200);
+    expect(patched.body.acl).toEqual(['*']);
+    expect((await t.api('GET', `/credentials/${mine.id}`, undefined, asBot)).status).toBe(200);
+    expect((await t.api('DELETE', `/credentials/${mineToo.id}`, undefined, asBot)).status).toBe(204);
+
+    const all = await walkPages<CredentialList>(t, '/credentials', 'credentials');
+    expect(all.seen).toEqual(expect.arrayContaining([mine.id, admins.id, neighbours.id]));
+    expect(all.seen).not.toContain(mineToo.id);
+    // The admin may still read, change and delete what a bot owns.
+    expect((await t.api('PATCH', `/credentials/${mine.id}`, { description: 'by admin' })).status).toBe(200);
+    expect((await t.api('DELETE', `/credentials/${mine.id}`)).status).toBe(204);
+  });
+
   it('makes a bot the owner of what it creates and forbids it to name anyone else', async () => {
     const { botId, key } = await createBotWithKey(t, 'agent-provisioner');
     const { botId: otherBotId } = await createBotWithKey(t, 'other-bot');

@@ -139,13 +139,22 @@ describe('event destinations: Datadog targets', () => {
     });
   });
 
-  it('defaults format to json and unset optional Datadog fields to null', async () => {
+  it("defaults format to json and unset optional Datadog fields to ''", async () => {
     const created = await create({ target: datadogTarget() });
     expect(created.status).toBe(201);
     expect(created.body.format).toBe('json');
     expect(created.body.description).toBe('');
     expect(created.body.metadata).toBe('');
-    expect(created.body.target.datadog).toEqual({ api_key: null, ddtags: null, service: null, ddsite: null });
+    expect(created.body.target.datadog).toEqual({ api_key: null, ddtags: '', service: '', ddsite: '' });
+    expect(
+      (await t.api<Destination>('GET', `/event_destinations/${created.body.id}`)).body.target.datadog,
+    ).toEqual({ api_key: null, ddtags: '', service: '', ddsite: '' });
+    // An explicit null is "unset" too.
+    const nulls = await create({
+      target: { datadog: { api_key: 'k', ddtags: null, service: null, ddsite: null } },
+    });
+    expect(nulls.status).toBe(201);
+    expect(nulls.body.target.datadog).toEqual({ api_key: null, ddtags: '', service: '', ddsite: '' });
   });
 
   it('accepts every documented Datadog site', async () => {
@@ -426,9 +435,9 @@ describe('event destinations: update', () => {
     expectOnlyMember(patched.body.target, 'datadog');
     expect(patched.body.target.datadog).toEqual({
       api_key: null,
-      ddtags: null,
+      ddtags: '',
       service: 'svc',
-      ddsite: null,
+      ddsite: '',
     });
     expect(patched.body.description).toBe(created.body.description);
     const fetched = await t.api<Destination>('GET', `/event_destinations/${created.body.id}`);

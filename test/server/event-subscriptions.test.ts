@@ -342,6 +342,70 @@ describe('event sources under /event_subscriptions/{id}/sources', () => {
     expect(subscriptionAfter.body.sources).toEqual(afterRemove.body.sources);
   });
 
+  it('pages sources in the order they were added, with a type as before_id', async () => {
+    const types = ['c_one.v0', 'a_two.v0', 'b_three.v0', 'e_four.v0', 'd_five.v0'];
+    const subscription = (await create({ sources: types.map((type) => ({ type })) })).body;
+    const base = `/event_subscriptions/${subscription.id}/sources`;
+
+    const first = await t.api<SourceList>('GET', `${base}?limit=2`);
+    expect(first.body.uri).toBe(`${t.baseUrl}${base}`);
+    expect(first.body.sources.map((source) => source.type)).toEqual(['c_one.v0', 'a_two.v0']);
+    expect(first.body.next_page_uri).toBe(`${t.baseUrl}${base}?before_id=a_two.v0&limit=2`);
+    const second = await t.api<SourceList>('GET', first.body.next_page_uri as string);
+    expect(second.body.sources.map((source) => source.type)).toEqual(['b_three.v0', 'e_four.v0']);
+    expect(second.body.next_page_uri).toBe(`${t.baseUrl}${base}?before_id=e_four.v0&limit=2`);
+    const last = await t.api<SourceList>('GET', second.body.next_page_uri as string);
+    expect(last.body.sources).toEqual([{ type: 'd_five.v0', uri: sourceUri(subscription.id, 'd_five.v0') }]);
+    expect(last.body.next_page_uri).toBeNull();
+
+    // A page that ends exactly at the last source has no next page.
+    const exact = await t.api<SourceList>('GET', `${base}?before_id=b_three.v0&limit=2`);
+    expect(exact.body.sources.map((source) => source.type)).toEqual(['e_four.v0', 'd_five.v0']);
+    expect(exact.body.next_page_uri).toBeNull();
+    const whole = await t.api<SourceList>('GET', base);
+    expect(whole.body.sources.map((source) => source.type)).toEqual(types);
+    expect(whole.body.next_page_uri).toBeNull();
+
+    for (const [query, message] of [
+      ['limit=0', 'limit: must be a whole number from 1 to 100'],
+      ['limit=101', 'limit: must be a whole number from 1 to 100'],
+      ['limit=two', 'limit: must be a whole number from 1 to 100'],
+      ['page=2', 'page: unknown field'],
+      [
+        'before_id=x_gone.v0',
+        `before_id: event subscription ${subscription.id} has no source of type 'x_gone.v0'`,
+      ],
+    ]) {
+      const response = await t.api('GET', `${base}?${query}`);
+      expect(response.status, query).toBe(400);
+      expect(response.body).toMatchObject({ error_code: 'ERR_EDGEWARD_100', msg: message });
+    }
+  });
+
+  it('records the subscription as it now stands when a source is added or removed', async () => {
+    const subscription = (await create({ sources: [{ type: 'ip_policy_created.v0' }] })).body;
+    const base = `/event_subscriptions/${subscription.id}/sources`;
+    expect((await t.api('POST', base, { type: 'ip_policy_deleted.v0' })).status).toBe(201);
+    const afterAdd = (await t.api<Subscription>('GET', `/event_subscriptions/${subscription.id}`)).body;
+    expect((await t.api('DELETE', `${base}/ip_policy_created.v0`)).status).toBe(204);
+    const afterRemove = (await t.api<Subscription>('GET', `/event_subscriptions/${subscription.id}`)).body;
+
+    const events = await t.server.app.edgeward.db
+      .selectFrom('events')
+      .selectAll()
+      .where('object_id', '=', subscription.id)
+      .orderBy('id')
+      .execute();
+    expect(events.map((event) => event.type)).toEqual([
+      'event_subscription_created.v0',
+      'event_subscription_updated.v0',
+      'event_subscription_updated.v0',
+    ]);
+    expect(JSON.parse(events[1]?.payload ?? '')).toEqual({ object: afterAdd });
+    expect(JSON.parse(events[2]?.payload ?? '')).toEqual({ object: afterRemove });
+    expect(afterRemove.sources.map((source) => source.type)).toEqual(['ip_policy_deleted.v0']);
+  });
+
   it('refuses (409) to add a type that is already a source', async () => {
     const subscription = (await create({ sources: [{ type: 'ip_policy_created.v0' }] })).body;
     const again = await t.api('POST', `/event_subscriptions/${subscription.id}/sources`, {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EdgewardClient } from '../../src/client/index.js';
 import { insertEdgeReferences } from '../support/edge-references.js';
-import { eventTypesOf } from '../support/events.js';
+import { eventsOf } from '../support/events.js';
 import { walkPages } from '../support/paging.js';
 import { ADMIN_KEY, idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
 
@@ -266,21 +266,59 @@ describe('HTTPS edge routes', () => {
     expect((await t.api('POST', routes(edgeId), { match_type: 'exact_path', match: '/d' })).status).toBe(201);
   });
 
-  it('records https_edge_route_* events, module changes as updates', async () => {
+  it('records https_edge_route_* events, module changes as updates carrying the route', async () => {
     const edgeId = await newEdge();
     const route = (await t.api<Route>('POST', routes(edgeId), { match_type: 'exact_path', match: '/e' }))
       .body;
-    await t.api('PATCH', `${routes(edgeId)}/${route.id}`, { description: 'x' });
-    await t.api('PUT', `${routes(edgeId)}/${route.id}/compression`, {});
-    await t.api('DELETE', `${routes(edgeId)}/${route.id}/compression`);
-    await t.api('DELETE', `${routes(edgeId)}/${route.id}`);
-    expect(await eventTypesOf(t, route.id)).toEqual([
+    const path = `${routes(edgeId)}/${route.id}`;
+    await t.api('PATCH', path, { description: 'x' });
+    expect((await t.api('PUT', `${path}/compression`, {})).status).toBe(200);
+    const afterPut = (await t.api('GET', path)).body;
+    expect(afterPut.compression).toEqual({ enabled: true });
+    expect((await t.api('DELETE', `${path}/compression`)).status).toBe(204);
+    const afterDelete = (await t.api('GET', path)).body;
+    // Deleting a module that is not set: 204, no event.
+    expect((await t.api('DELETE', `${path}/compression`)).status).toBe(204);
+    expect((await t.api('DELETE', `${path}/saml`)).status).toBe(204);
+    await t.api('DELETE', path);
+    const events = await eventsOf(t, route.id);
+    expect(events.map((event) => event.type)).toEqual([
       'https_edge_route_created.v0',
       'https_edge_route_updated.v0',
       'https_edge_route_updated.v0',
       'https_edge_route_updated.v0',
       'https_edge_route_deleted.v0',
     ]);
+    expect(JSON.parse(events[2]?.payload ?? '')).toEqual({ object: afterPut });
+    expect(JSON.parse(events[3]?.payload ?? '')).toEqual({ object: afterDelete });
+  });
+
+  it('accepts a deleted IP policy the route references already when its module is sent back (rule 1)', async () => {
+    const edgeId = await newEdge();
+    const gone = (await t.api('POST', '/ip_policies', {})).body.id as string;
+    const route = (
+      await t.api<Route>('POST', routes(edgeId), {
+        match_type: 'exact_path',
+        match: '/rule1',
+        ip_restriction: { ip_policy_ids: [gone] },
+      })
+    ).body;
+    expect((await t.api('DELETE', `/ip_policies/${gone}`)).status).toBe(204);
+    const path = `${routes(edgeId)}/${route.id}`;
+    const put = await t.api('PUT', `${path}/ip_restriction`, { ip_policy_ids: [gone] });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body).toEqual(route.ip_restriction);
+    const patched = await t.api<Route>('PATCH', path, {
+      ip_restriction: { ip_policy_ids: [gone, policyId] },
+    });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    const other = await t.api('POST', routes(edgeId), {
+      match_type: 'exact_path',
+      match: '/rule1-other',
+      ip_restriction: { ip_policy_ids: [gone] },
+    });
+    expect(other.status).toBe(400);
+    expect(other.body.msg).toBe(`ip_restriction.ip_policy_ids[0]: no IP policy with id '${gone}' exists`);
   });
 
   it('lists the routes of one edge newest first across pages', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { expectModuleRoundTrips } from '../support/edge-modules.js';
 import { insertEdgeReferences } from '../support/edge-references.js';
-import { eventTypesOf } from '../support/events.js';
+import { eventsOf, eventTypesOf } from '../support/events.js';
 import { countRows, walkPages } from '../support/paging.js';
 import {
   type ApiResponse,
@@ -80,12 +80,19 @@ describe('HTTPS edges', () => {
     expect(defaulted.tls_termination).toEqual({ enabled: true, terminate_at: 'edge', min_version: '1.2' });
   });
 
-  it('refuses terminate_at (HTTPS edges always terminate at the edge) and unknown versions', async () => {
+  it('refuses terminate_at other than edge (HTTPS edges always terminate at the edge) and unknown versions', async () => {
     const upstream = await t.api('POST', '/edges/https', {
       tls_termination: { terminate_at: 'upstream', min_version: null },
     });
     expect(upstream.status).toBe(400);
-    expect(upstream.body.msg).toBe('tls_termination.terminate_at: unknown field');
+    expect(upstream.body.msg).toBe(
+      'tls_termination.terminate_at: HTTPS edges always terminate TLS at the edge',
+    );
+    const notAString = await t.api('POST', '/edges/https', { tls_termination: { terminate_at: null } });
+    expect(notAString.status).toBe(400);
+    expect(notAString.body.msg).toBe(
+      'tls_termination.terminate_at: HTTPS edges always terminate TLS at the edge',
+    );
     const badVersion = await t.api('POST', '/edges/https', { tls_termination: { min_version: '1.4' } });
     expect(badVersion.status).toBe(400);
     expect(badVersion.body.msg).toMatch(/^tls_termination\.min_version: must be one of/);
@@ -151,6 +158,45 @@ describe('HTTPS edges', () => {
     expect(bad.body.msg).toMatch(/^hostports\[0\]: /);
     expect((await t.api('DELETE', `/edges/https/${first.id}`)).status).toBe(204);
     expect((await t.api('POST', '/edges/https', { hostports: [hostport] })).status).toBe(201);
+  });
+
+  it('takes its tls_termination read form back as written (terminate_at edge)', async () => {
+    const edge = (await t.api<Edge>('POST', '/edges/https', { tls_termination: { min_version: '1.3' } }))
+      .body;
+    const asRead = edge.tls_termination;
+    expect(asRead).toEqual({ enabled: true, terminate_at: 'edge', min_version: '1.3' });
+    const created = await t.api<Edge>('POST', '/edges/https', { tls_termination: asRead });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body.tls_termination).toEqual(asRead);
+    const patched = await t.api<Edge>('PATCH', `/edges/https/${edge.id}`, {
+      tls_termination: { ...(asRead as object), min_version: '1.2' },
+    });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    expect(patched.body.tls_termination).toEqual({ enabled: true, terminate_at: 'edge', min_version: '1.2' });
+    const module = await t.api('GET', `/edges/https/${edge.id}/tls_termination`);
+    const put = await t.api('PUT', `/edges/https/${edge.id}/tls_termination`, module.body);
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body).toEqual(module.body);
+  });
+
+  it('refuses hostports in the domain of reserved TCP addresses, which its TCP edge could not serve then', async () => {
+    const addr = (await t.api<{ addr: string }>('POST', '/reserved_addrs', { region: 'us' })).body.addr;
+    expect(addr).toMatch(/^us\.tcp\.edgeward\.dev:\d+$/);
+    const created = await t.api('POST', '/edges/https', { hostports: [addr] });
+    expect(created.status).toBe(400);
+    expect(created.body.msg).toBe(
+      `hostports[0]: '${addr}' is in the domain of reserved TCP addresses (tcp.edgeward.dev); only TCP edges serve those`,
+    );
+    const edge = (await t.api<Edge>('POST', '/edges/https', { hostports: [nextHost()] })).body;
+    const patched = await t.api('PATCH', `/edges/https/${edge.id}`, { hostports: [nextHost(), addr] });
+    expect(patched.status).toBe(400);
+    expect(patched.body.msg).toMatch(/^hostports\[1\]: '.*' is in the domain of reserved TCP addresses/);
+    expect((await t.api<Edge>('GET', `/edges/https/${edge.id}`)).body.hostports).toEqual(edge.hostports);
+    const tls = await t.api('POST', '/edges/tls', { hostports: [addr] });
+    expect(tls.status).toBe(400);
+    // The address stays free for a TCP edge.
+    const tcp = await t.api('POST', '/edges/tcp', { hostports: [addr] });
+    expect(tcp.status, JSON.stringify(tcp.body)).toBe(201);
   });
 
   it('shows every route of the edge, oldest first, and deletes them with the edge', async () => {
@@ -226,17 +272,28 @@ describe('HTTPS edges', () => {
 
   it('records https_edge_* events for create, update, module changes and delete', async () => {
     const edge = (await t.api<Edge>('POST', '/edges/https', {})).body;
+    await t.api('POST', `/edges/https/${edge.id}/routes`, { match_type: 'exact_path', match: '/' });
     await t.api('PATCH', `/edges/https/${edge.id}`, { description: 'x' });
     await t.api('PUT', `/edges/https/${edge.id}/tls_termination`, { min_version: '1.3' });
+    const afterPut = (await t.api('GET', `/edges/https/${edge.id}`)).body;
     await t.api('DELETE', `/edges/https/${edge.id}/tls_termination`);
+    const afterDelete = (await t.api('GET', `/edges/https/${edge.id}`)).body;
+    // Deleting a module that is not set records nothing.
+    expect((await t.api('DELETE', `/edges/https/${edge.id}/tls_termination`)).status).toBe(204);
+    expect((await t.api('DELETE', `/edges/https/${edge.id}/mutual_tls`)).status).toBe(204);
     await t.api('DELETE', `/edges/https/${edge.id}`);
-    expect(await eventTypesOf(t, edge.id)).toEqual([
+    const events = await eventsOf(t, edge.id);
+    expect(events.map((event) => event.type)).toEqual([
       'https_edge_created.v0',
       'https_edge_updated.v0',
       'https_edge_updated.v0',
       'https_edge_updated.v0',
       'https_edge_deleted.v0',
     ]);
+    // Module changes carry the edge (with its routes) as it then stood, not the module.
+    expect(JSON.parse(events[2]?.payload ?? '')).toEqual({ object: afterPut });
+    expect(JSON.parse(events[3]?.payload ?? '')).toEqual({ object: afterDelete });
+    expect((afterPut.routes as unknown[]).length).toBe(1);
   });
 
   it('lists edges newest first across pages', async () => {
@@ -275,7 +332,7 @@ describe('HTTPS edge modules', () => {
     const edge = (await t.api<Edge>('POST', '/edges/https', {})).body;
     const bad = await t.api('PUT', `/edges/https/${edge.id}/tls_termination`, { terminate_at: 'upstream' });
     expect(bad.status).toBe(400);
-    expect(bad.body.msg).toBe('terminate_at: unknown field');
+    expect(bad.body.msg).toBe('terminate_at: HTTPS edges always terminate TLS at the edge');
     const missing = await t.api('PUT', `/edges/https/${edge.id}/mutual_tls`, {
       certificate_authority_ids: [caId, 'ca_missing'],
     });

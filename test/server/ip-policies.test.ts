@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventsOf, eventTypesOf } from '../support/events.js';
 import { idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
 
 let t: TestServer;
@@ -129,15 +130,44 @@ describe('IP policy rules', () => {
   });
 
   it('deleting a policy removes its rules', async () => {
-    const policy = (await t.api('POST', '/ip_policies', {})).body;
+    const policy = (await t.api<{ id: string }>('POST', '/ip_policies', {})).body;
     const rule = (
-      await t.api('POST', '/ip_policy_rules', {
+      await t.api<{ id: string }>('POST', '/ip_policy_rules', {
         ip_policy_id: policy.id,
+        cidr: '10.0.0.0/8',
+        action: 'allow',
+      })
+    ).body;
+    const second = (
+      await t.api<{ id: string }>('POST', '/ip_policy_rules', {
+        ip_policy_id: policy.id,
+        cidr: '192.0.2.0/24',
+        action: 'deny',
+      })
+    ).body;
+    const otherPolicy = (await t.api<{ id: string }>('POST', '/ip_policies', {})).body;
+    const unrelated = (
+      await t.api<{ id: string }>('POST', '/ip_policy_rules', {
+        ip_policy_id: otherPolicy.id,
         cidr: '10.0.0.0/8',
         action: 'allow',
       })
     ).body;
     expect((await t.api('DELETE', `/ip_policies/${policy.id}`)).status).toBe(204);
     expect((await t.api('GET', `/ip_policy_rules/${rule.id}`)).status).toBe(404);
+    expect((await t.api('GET', `/ip_policy_rules/${second.id}`)).status).toBe(404);
+    expect((await t.api('GET', `/ip_policy_rules/${unrelated.id}`)).status).toBe(200);
+
+    // Each removed rule is reported as deleted, like a DELETE of the rule itself.
+    for (const id of [rule.id, second.id]) {
+      const events = await eventsOf(t, id);
+      expect(events.map((event) => event.type)).toEqual([
+        'ip_policy_rule_created.v0',
+        'ip_policy_rule_deleted.v0',
+      ]);
+      expect(JSON.parse(events[1]?.payload ?? '')).toEqual({ object: { id } });
+    }
+    expect(await eventTypesOf(t, policy.id)).toEqual(['ip_policy_created.v0', 'ip_policy_deleted.v0']);
+    expect(await eventTypesOf(t, unrelated.id)).toEqual(['ip_policy_rule_created.v0']);
   });
 });

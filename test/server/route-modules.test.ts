@@ -1,8 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { createPrivateKey, randomUUID, X509Certificate } from 'node:crypto';
+import { createPrivateKey, randomUUID, webcrypto, X509Certificate } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SecretBox } from '../../src/server/crypto/secret-box.js';
 import { loadSecretKey } from '../../src/server/crypto/secret-key-file.js';
 import { insertEdgeReferences } from '../support/edge-references.js';
@@ -12,6 +13,8 @@ type Json = Record<string, unknown>;
 
 let t: TestServer;
 let backendId: string;
+/** The real key generation, for the spy that watches it. */
+const generateKey = webcrypto.subtle.generateKey.bind(webcrypto.subtle);
 let policyId: string;
 let matchCounter = 0;
 
@@ -794,6 +797,97 @@ describe('SAML service-provider fields', () => {
     const otherSaml = await t.api('PUT', `${other.path}/saml`, { idp_metadata: IDP_METADATA });
     expect(otherSaml.body.request_signing_certificate_pem).not.toBe(pem);
     expect(otherSaml.body.entity_id).toBe(`${t.baseUrl}/saml/${other.routeId}/metadata`);
+  });
+
+  it("derives the SP URLs from the edge's first hostport on every read (base_url while it has none)", async () => {
+    const { edgeId, routeId, path } = await newRoute();
+    const spUrls = (origin: string) => ({
+      entity_id: `${origin}/saml/${routeId}/metadata`,
+      metadata_url: `${origin}/saml/${routeId}/metadata`,
+      assertion_consumer_service_url: `${origin}/saml/${routeId}/acs`,
+      single_logout_url: `${origin}/saml/${routeId}/slo`,
+    });
+    /** The SAML module of the route wherever it is shown. */
+    const everywhere = async (): Promise<Json[]> => [
+      (await t.api('GET', `${path}/saml`)).body,
+      (await t.api('GET', path)).body.saml as Json,
+      ((await t.api<{ routes: Json[] }>('GET', `/edges/https/${edgeId}/routes`)).body.routes[0] as Json)
+        .saml as Json,
+      ((await t.api<{ routes: Json[] }>('GET', `/edges/https/${edgeId}`)).body.routes[0] as Json)
+        .saml as Json,
+    ];
+    const put = await t.api('PUT', `${path}/saml`, { idp_metadata: IDP_METADATA });
+    expect(put.body).toMatchObject(spUrls(t.baseUrl));
+
+    const host = `sso${++matchCounter}.example.com`;
+    const patched = await t.api<{ routes: Json[] }>('PATCH', `/edges/https/${edgeId}`, {
+      hostports: [`*.${host}:443`, `${host}:443`, `other.${host}:443`],
+    });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    // A wildcard names no single URL: the first concrete hostport is the origin; 443 is left out.
+    expect((patched.body.routes[0] as Json).saml).toMatchObject(spUrls(`https://${host}`));
+    for (const saml of await everywhere()) expect(saml).toMatchObject(spUrls(`https://${host}`));
+
+    await t.api('PATCH', `/edges/https/${edgeId}`, { hostports: [`${host}:8443`] });
+    for (const saml of await everywhere()) expect(saml).toMatchObject(spUrls(`https://${host}:8443`));
+    const again = await t.api('PUT', `${path}/saml`, { idp_metadata: IDP_METADATA, force_authn: true });
+    expect(again.body).toMatchObject(spUrls(`https://${host}:8443`));
+
+    // A route created on an edge with hostports answers with the edge's URLs straight away.
+    const created = await t.api('POST', `/edges/https/${edgeId}/routes`, {
+      match_type: 'exact_path',
+      match: '/sso-created',
+      saml: { idp_metadata: IDP_METADATA },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect((created.body.saml as Json).entity_id).toBe(
+      `https://${host}:8443/saml/${created.body.id}/metadata`,
+    );
+  });
+
+  it('generates the key pair before the write transaction opens, and only for a route without one', async () => {
+    const db = t.server.app.edgeward.db;
+    const probes: string[] = [];
+    // While a key is generated, can another request reach the database? Not if a transaction holds it.
+    const spy = vi.spyOn(webcrypto.subtle, 'generateKey').mockImplementation((async (
+      algorithm: webcrypto.RsaHashedKeyGenParams,
+      extractable: boolean,
+      usages: webcrypto.KeyUsage[],
+    ) => {
+      const probe = db
+        .selectFrom('events')
+        .select('id')
+        .limit(1)
+        .execute()
+        .then(() => 'free');
+      probes.push(await Promise.race([probe, sleep(2000).then(() => 'held by a transaction')]));
+      return generateKey(algorithm, extractable, usages);
+    }) as typeof webcrypto.subtle.generateKey);
+    try {
+      const { edgeId, path } = await newRoute();
+      expect((await t.api('PUT', `${path}/saml`, { idp_metadata: IDP_METADATA })).status).toBe(200);
+      expect(probes).toEqual(['free']);
+      // The route has its key pair: later PUTs and PATCHes generate none.
+      expect((await t.api('PUT', `${path}/saml`, { idp_metadata: IDP_METADATA })).status).toBe(200);
+      expect((await t.api('PATCH', path, { saml: { idp_metadata: IDP_METADATA } })).status).toBe(200);
+      expect(probes).toEqual(['free']);
+      // A route created with SAML, and a route given SAML by a PATCH, each get theirs.
+      const created = await t.api('POST', `/edges/https/${edgeId}/routes`, {
+        match_type: 'exact_path',
+        match: `/keys${++matchCounter}`,
+        saml: { idp_metadata: IDP_METADATA },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const other = await newRoute();
+      expect((await t.api('PATCH', other.path, { saml: { idp_metadata: IDP_METADATA } })).status).toBe(200);
+      expect(probes).toEqual(['free', 'free', 'free']);
+      // Removing the module and setting it again makes a new one.
+      expect((await t.api('DELETE', `${path}/saml`)).status).toBe(204);
+      expect((await t.api('PUT', `${path}/saml`, { idp_metadata: IDP_METADATA })).status).toBe(200);
+      expect(probes).toEqual(['free', 'free', 'free', 'free']);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
 

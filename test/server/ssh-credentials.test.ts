@@ -540,4 +540,55 @@ describe('SSH credential owners', () => {
       msg: "owner_id: no user or bot user with id 'bot_0000000000000000000000000' exists",
     });
   });
+
+  it('a bot sees and changes only its own SSH credentials; others are 404, admins see all', async () => {
+    const { botId, key } = await createBotWithKey(t, 'ssh-scoped');
+    const asBot = { key };
+    const botKey = ed25519FromNode();
+    const adminKey = ed25519FromNode();
+    const mine = await t.api<SshCredential>('POST', '/ssh_credentials', { public_key: botKey.line }, asBot);
+    expect(mine.status).toBe(201);
+    const admins = (await register(adminKey.line, { acl: ['bind:admin.example.com'] })).body;
+
+    const listed = await t.api<SshCredentialList>('GET', '/ssh_credentials', undefined, asBot);
+    expect(listed.status).toBe(200);
+    expect(listed.body.ssh_credentials.map((item) => item.id)).toEqual([mine.body.id]);
+    expect(listed.body.ssh_credentials[0]?.owner_id).toBe(botId);
+
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PATCH', { acl: ['*'] }],
+      ['DELETE', undefined],
+    ] as const) {
+      const response = await t.api(method, `/ssh_credentials/${admins.id}`, body, asBot);
+      expect(response.status, method).toBe(404);
+      expect(response.body).toMatchObject({
+        error_code: 'ERR_EDGEWARD_400',
+        msg: `SSH credential with id '${admins.id}' not found`,
+      });
+    }
+    expect((await t.api('GET', `/ssh_credentials/${admins.id}`)).body).toEqual(admins);
+
+    // A key registered by someone else is still refused, without naming a credential the bot cannot see.
+    const duplicate = await t.api('POST', '/ssh_credentials', { public_key: adminKey.line }, asBot);
+    expect(duplicate.status).toBe(409);
+    expect(duplicate.body.msg).toBe('public_key: this key is already registered by another owner');
+    const ownDuplicate = await t.api('POST', '/ssh_credentials', { public_key: botKey.spki }, asBot);
+    expect(ownDuplicate.status).toBe(409);
+    expect(ownDuplicate.body.msg).toBe(
+      `public_key: this key is already registered as ssh credential ${mine.body.id}`,
+    );
+
+    const patched = await t.api<SshCredential>(
+      'PATCH',
+      `/ssh_credentials/${mine.body.id}`,
+      { description: 'renamed' },
+      asBot,
+    );
+    expect(patched.status).toBe(200);
+    expect(patched.body.description).toBe('renamed');
+    const all = await walkPages<SshCredentialList>(t, '/ssh_credentials', 'ssh_credentials');
+    expect(all.seen).toEqual(expect.arrayContaining([mine.body.id, admins.id]));
+    expect((await t.api('DELETE', `/ssh_credentials/${mine.body.id}`, undefined, asBot)).status).toBe(204);
+  });
 });

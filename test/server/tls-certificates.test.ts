@@ -360,6 +360,31 @@ describe('TLS certificates', () => {
     expect(await countRows(t, 'tls_certificates')).toBe(before);
   });
 
+  it('stores and returns the chain re-encoded from its certificates, without the text around them', async () => {
+    const messy =
+      `Subject: leaf.example.com\r\nsecret=hunter2\r\n${leaf.pem.replaceAll('\n', '\r\n')}` +
+      `-----END RSA PRIVATE THING-----\nbetween the blocks\n${intermediate.pem.replace(/\n(?!-----END)/g, '\n  ')}trailing junk`;
+    const created = await t.api('POST', '/tls_certificates', {
+      certificate_pem: messy,
+      private_key_pem: leaf.key.pem,
+    });
+    expect(created.status).toBe(201);
+    // Exactly the two certificates as openssl writes them, nothing else.
+    expect(created.body.certificate_pem).toBe(leaf.pem + intermediate.pem);
+    for (const junk of ['hunter2', 'between', 'trailing', 'THING', '\r', '  ']) {
+      expect(created.body.certificate_pem).not.toContain(junk);
+    }
+    const row = await t.server.app.edgeward.db
+      .selectFrom('tls_certificates')
+      .select('certificate_pem')
+      .where('id', '=', String(created.body.id))
+      .executeTakeFirstOrThrow();
+    expect(row.certificate_pem).toBe(leaf.pem + intermediate.pem);
+    expect((await t.api('GET', `/tls_certificates/${created.body.id}`)).body.certificate_pem).toBe(
+      leaf.pem + intermediate.pem,
+    );
+  });
+
   it('rejects a certificate_pem that is not certificates, naming certificate_pem', async () => {
     const cases: Array<[unknown, string | RegExp]> = [
       ['garbage', 'certificate_pem: is not a PEM-encoded X.509 certificate'],
@@ -372,6 +397,25 @@ describe('TLS certificates', () => {
         'certificate_pem: is not a PEM-encoded X.509 certificate (block 2 of 2)',
       ],
       [leaf.pem + leaf.key.pem, /^certificate_pem: contains a private key/],
+      // A key pasted without its END line, between or after certificates, or only mentioned.
+      [
+        leaf.pem + leaf.key.pem.replace(/-----END [A-Z ]+-----\n?$/, '') + intermediate.pem,
+        /^certificate_pem: contains a private key/,
+      ],
+      [
+        leaf.pem + leaf.key.pem.replace(/-----END [A-Z ]+-----\n?$/, ''),
+        /^certificate_pem: contains a private key/,
+      ],
+      [`${leaf.pem}here is my RSA PRIVATE KEY, do not share\n`, /^certificate_pem: contains a private key/],
+      // Any BEGIN line without its END line, even of something that is not a key.
+      [
+        `${leaf.pem}-----BEGIN CERTIFICATE-----\n${pemLines(intermediate.pem).join('\n')}\n`,
+        'certificate_pem: has a -----BEGIN line without a matching -----END line',
+      ],
+      [
+        `-----BEGIN NOTE-----\nsecret\n${leaf.pem}`,
+        'certificate_pem: has a -----BEGIN line without a matching -----END line',
+      ],
       [undefined, 'certificate_pem: is required'],
     ];
     for (const [certificatePem, message] of cases) {

@@ -35,7 +35,9 @@ const SSH_CURVES: Record<string, { name: string; coordinateBytes: number }> = {
 
 /**
  * A fresh key pair. The asynchronous generator runs on libuv's thread pool, so a 4096-bit RSA key
- * (about a second of work) does not stall every other request of the server.
+ * (a second or two of work) does not block the event loop. It still takes that long, so call it
+ * outside any database transaction (a route's `prepare` step): with SQLite an open write
+ * transaction makes every other request wait.
  */
 export async function generateSshCaKeyPair(spec: SshCaKeySpec): Promise<SshCaKeyPair> {
   const pair = await generateFor(spec);

@@ -7,6 +7,7 @@ import {
   certificateAuthorityFields,
   checkChainOrder,
   leafCertificateFields,
+  normalizedPem,
   parseCaCertificate,
   parsePemChain,
   parsePrivateKey,
@@ -108,6 +109,16 @@ describe('parsing', () => {
     expect(blocks[0]?.body.trim()).toBe('QUJD');
   });
 
+  it('re-encodes certificates without the text around them', async () => {
+    const a = await selfSignedCertificate({ commonName: 'a', validDays: 1 });
+    const b = await selfSignedCertificate({ commonName: 'b', validDays: 1 });
+    const chain = parsePemChain(
+      `intro\n${a.certificatePem}middle\n${b.certificatePem.replaceAll('\n', '\r\n')}end`,
+      'f',
+    );
+    expect(normalizedPem(chain)).toBe(a.certificatePem + b.certificatePem);
+  });
+
   it('names the field in every refusal', async () => {
     const { certificatePem, privateKeyPem } = await selfSignedCertificate({ commonName: 'x', validDays: 1 });
     expect(apiErrorOf(() => parsePemChain('nope', 'f'))).toBe('f: is not a PEM-encoded X.509 certificate');
@@ -119,6 +130,12 @@ describe('parsing', () => {
         parsePemChain(`${certificatePem}-----BEGIN CERTIFICATE-----\n!!\n-----END CERTIFICATE-----`, 'f'),
       ),
     ).toBe('f: is not a PEM-encoded X.509 certificate (block 2 of 2)');
+    expect(
+      apiErrorOf(() => parsePemChain(`${certificatePem}${privateKeyPem.split('-----END')[0]}`, 'f')),
+    ).toMatch(/^f: contains a private key/);
+    expect(apiErrorOf(() => parsePemChain(`-----BEGIN X-----\n${certificatePem}`, 'f'))).toBe(
+      'f: has a -----BEGIN line without a matching -----END line',
+    );
     expect(apiErrorOf(() => parseCaCertificate(certificatePem, 'ca'))).toBe(
       'ca: is not a CA certificate (basicConstraints CA is not true)',
     );

@@ -40,7 +40,7 @@ const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END ([A-Z0-9 ]+)--
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 
 /**
- * Every PEM block of `text`, in order. Explanatory text between blocks is allowed (RFC 7468);
+ * Every PEM block of `text`, in order, skipping any text between blocks (RFC 7468 allows it);
  * a block whose END label differs from its BEGIN label is returned with label `''` (malformed).
  */
 export function pemBlocks(text: string): PemBlock[] {
@@ -74,13 +74,18 @@ function parseDer(der: Buffer): ParsedCertificate | undefined {
 
 /**
  * The certificates of a PEM text, in the order given. A 400 naming `field` when there is none, a
- * block is not a certificate, or the text carries a private key (refused outright: an uploaded
- * certificate field is stored and shown, so a key in it would leak).
+ * block is not a certificate, a `-----BEGIN` line has no matching END line, or the text mentions
+ * `PRIVATE KEY` anywhere, inside a block or not (refused outright: a key pasted into a certificate
+ * field, even without its END line, must never be kept). Callers store `normalizedPem(chain)`,
+ * never the text as given, so nothing between or around the blocks is stored or shown.
  */
 export function parsePemChain(pem: string, field: string): ParsedCertificate[] {
-  const blocks = pemBlocks(pem);
-  if (blocks.some((block) => isPrivateKeyLabel(block.label))) {
+  if (pem.includes('PRIVATE KEY')) {
     throw badRequest(`${field}: contains a private key; give only certificates here (nothing was stored)`);
+  }
+  const blocks = pemBlocks(pem);
+  if ((pem.match(/-----BEGIN/g) ?? []).length !== blocks.length) {
+    throw badRequest(`${field}: has a -----BEGIN line without a matching -----END line`);
   }
   if (blocks.length === 0) throw badRequest(`${field}: is not a PEM-encoded X.509 certificate`);
   return blocks.map((block, index) => {
@@ -94,6 +99,14 @@ export function parsePemChain(pem: string, field: string): ParsedCertificate[] {
     if (!parsed) throw badRequest(`${field}: is not a PEM-encoded X.509 certificate${where}`);
     return parsed;
   });
+}
+
+/**
+ * The certificates re-encoded from their DER, in order: one `CERTIFICATE` block each (base64 in
+ * lines of 64), each ending in a newline. This, not the uploaded text, is what is stored and shown.
+ */
+export function normalizedPem(chain: ParsedCertificate[]): string {
+  return chain.map((certificate) => `${certificate.cert.toString('pem')}\n`).join('');
 }
 
 /** Exactly one certificate whose basicConstraints say it is a CA, else a 400 naming `field`. */

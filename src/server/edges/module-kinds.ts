@@ -33,21 +33,50 @@ export interface ModuleKind<
   operationName: string;
   input: Input;
   output: Output;
-  /** 400 naming `<field>.<member>` when a referenced id does not exist. */
-  checkReferences?(value: z.output<Input>, ctx: RequestContext, field: string): Promise<void>;
   /**
-   * What is stored when it is not the write form itself: secrets sealed, keys generated. Without
-   * it the validated write form is stored as is.
+   * 400 naming `<field>.<member>` when a referenced id does not exist. `previous` is the module the
+   * owner has now (undefined when unset or the owner is new).
+   */
+  checkReferences?(
+    value: z.output<Input>,
+    ctx: RequestContext,
+    field: string,
+    previous: Stored | undefined,
+  ): Promise<void>;
+  /**
+   * Slow work that needs no transaction (key generation), run before the write transaction opens;
+   * the result reaches `toStored` as `owner.prepared`. `owner.previous` is the module as read then:
+   * it may have changed by the time `toStored` runs, which must cope with that.
+   */
+  prepare?(value: z.output<Input>, owner: { id: string; previous: unknown }): Promise<unknown>;
+  /**
+   * What is stored when it is not the write form itself: secrets sealed, prepared keys kept.
+   * Without it the validated write form is stored as is. Runs inside the write transaction, so it
+   * must stay fast.
    */
   toStored?(value: z.output<Input>, ctx: RequestContext, owner: ModuleOwnerRef): Promise<Stored>;
-  toWire(stored: Stored, ctx: RequestContext): z.input<Output>;
+  toWire(stored: Stored, ctx: RequestContext, scope: WireScope): z.input<Output>;
 }
 
-/** The row a module is stored on, and the module's previous stored value (undefined when unset). */
+/**
+ * The row a module is stored on, the module's previous stored value (undefined when unset) and
+ * what `prepare` produced for this request (undefined when the kind has no prepare step or it had
+ * nothing to do).
+ */
 export interface ModuleOwnerRef {
   table: string;
   id: string;
   previous: unknown;
+  prepared?: unknown;
+}
+
+/** Where a module is shown from: what read forms derive from the owner rather than the module. */
+export interface WireScope {
+  /**
+   * Public origin (`https://host[:port]`) of the edge that serves the module's owner, when it has
+   * a usable hostport; URLs the edge itself serves (SAML's SP endpoints) start with it.
+   */
+  edgeOrigin?: string;
 }
 
 export function defineModuleKind<Input extends z.ZodType, Output extends z.ZodType, Stored = z.output<Input>>(
@@ -71,13 +100,17 @@ type ReferencedTable = keyof Pick<
   'tunnel_group_backends' | 'ip_policies' | 'certificate_authorities'
 >;
 
-/** Every id must exist and appear once; the message names the list element. */
+/**
+ * Every id must exist and appear once; the message names the list element. Ids in `kept` (those
+ * the owner references already) are not looked up: they may name a row deleted since.
+ */
 async function requireExisting(
   ctx: RequestContext,
   table: ReferencedTable,
   ids: string[],
   field: string,
   kind: string,
+  kept: ReadonlySet<string> = new Set(),
 ): Promise<void> {
   const seen = new Map<string, number>();
   ids.forEach((id, index) => {
@@ -86,12 +119,13 @@ async function requireExisting(
       throw badRequest(`${field}[${index}]: '${id}' is listed twice (first at index ${first})`);
     seen.set(id, index);
   });
-  if (ids.length === 0) return;
+  const lookedUp = ids.filter((id) => !kept.has(id));
+  if (lookedUp.length === 0) return;
   const found = new Set(
-    (await ctx.db.selectFrom(table).select('id').where('id', 'in', ids).execute()).map((row) => row.id),
+    (await ctx.db.selectFrom(table).select('id').where('id', 'in', lookedUp).execute()).map((row) => row.id),
   );
   ids.forEach((id, index) => {
-    if (!found.has(id)) throw badReference(`${field}[${index}]`, id, kind);
+    if (!kept.has(id) && !found.has(id)) throw badReference(`${field}[${index}]`, id, kind);
   });
 }
 
@@ -125,15 +159,24 @@ export const backendKind = defineModuleKind({
 
 /**
  * Rule 1 of the spec: a policy deleted later stays referenced here and behaves as a policy with
- * zero rules, so only creation-time references are checked.
+ * zero rules. So only new references are checked: ids the owner's module lists already are kept
+ * even when their policy is gone, or re-sending the module as read (GET, then PUT) would fail.
+ * Only IP policies can dangle: backends and CAs cannot be deleted while referenced (409).
  */
 export const ipRestrictionKind = defineModuleKind({
   name: 'ip_restriction',
   operationName: 'IPRestriction',
   input: ipRestrictionModuleInput,
   output: ipRestrictionModule,
-  checkReferences: (value, ctx, field) =>
-    requireExisting(ctx, 'ip_policies', value.ip_policy_ids, member(field, 'ip_policy_ids'), 'IP policy'),
+  checkReferences: (value, ctx, field, previous) =>
+    requireExisting(
+      ctx,
+      'ip_policies',
+      value.ip_policy_ids,
+      member(field, 'ip_policy_ids'),
+      'IP policy',
+      new Set(previous?.ip_policy_ids ?? []),
+    ),
   toWire: (stored, ctx) => ({
     enabled: stored.enabled,
     ip_policies: refsOf(ctx, '/ip_policies', stored.ip_policy_ids),

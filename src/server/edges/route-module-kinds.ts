@@ -28,6 +28,7 @@ import {
   websocketTcpConverterModuleInput,
 } from '../../schemas/route-modules.js';
 import { selfSignedCertificate } from '../crypto/x509.js';
+import { conflict } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import {
   backendKind,
@@ -36,6 +37,7 @@ import {
   type ModuleKind,
   type ModuleOwnerRef,
   policyKind,
+  type WireScope,
 } from './module-kinds.js';
 
 /**
@@ -187,27 +189,45 @@ interface SamlServiceProvider {
 }
 type StoredSaml = SamlModuleInput & { service_provider: SamlServiceProvider };
 
+/** A request-signing key pair made by `prepare`, before the transaction; sealed when stored. */
+interface PreparedSigningKey {
+  route_id: string;
+  certificate_pem: string;
+  private_key_pem: string;
+}
+
 /** Long-lived like most SP signing certificates: IdPs pin it from the metadata. */
 const SAML_SIGNING_CERTIFICATE_DAYS = 3650;
 
-async function newServiceProvider(ctx: RequestContext, owner: ModuleOwnerRef): Promise<SamlServiceProvider> {
-  // RSA: the signature algorithm (rsa-sha256) every SAML identity provider accepts.
-  const generated = await selfSignedCertificate({
-    commonName: `edgeward SAML SP ${owner.id}`,
-    validDays: SAML_SIGNING_CERTIFICATE_DAYS,
-    keyType: 'rsa',
-  });
+function previousServiceProvider(routeId: string, previous: unknown): SamlServiceProvider | undefined {
+  const provider = (previous as Partial<StoredSaml> | null | undefined)?.service_provider;
+  return provider?.route_id === routeId ? provider : undefined;
+}
+
+/** The route's key pair as stored, or the prepared one sealed with the route it now belongs to. */
+function serviceProvider(ctx: RequestContext, owner: ModuleOwnerRef): SamlServiceProvider {
+  const kept = previousServiceProvider(owner.id, owner.previous);
+  if (kept) return kept;
+  const prepared = owner.prepared as PreparedSigningKey | undefined;
+  if (prepared?.route_id !== owner.id) {
+    // Only when the module was removed between `prepare` (which saw a key pair) and now.
+    throw conflict('saml: the SAML module of this route changed while the request ran; retry it');
+  }
   return {
     route_id: owner.id,
-    request_signing_certificate_pem: generated.certificatePem,
-    request_signing_key_sealed: sealed(ctx, owner, 'saml.request_signing_key', generated.privateKeyPem),
+    request_signing_certificate_pem: prepared.certificate_pem,
+    request_signing_key_sealed: sealed(ctx, owner, 'saml.request_signing_key', prepared.private_key_pem),
   };
 }
 
-function previousServiceProvider(owner: ModuleOwnerRef): SamlServiceProvider | undefined {
-  const previous = owner.previous as Partial<StoredSaml> | null | undefined;
-  const provider = previous?.service_provider;
-  return provider?.route_id === owner.id ? provider : undefined;
+/**
+ * The SP URLs are public URLs the edge itself serves for the route, so they start with the edge's
+ * origin and are derived on every read (a hostport added later moves them there). An edge without
+ * a usable hostport has no public URL yet: the API's base URL stands in until it gets one.
+ */
+function serviceProviderUrl(ctx: RequestContext, scope: WireScope, routeId: string, endpoint: string) {
+  const path = `/saml/${routeId}/${endpoint}`;
+  return scope.edgeOrigin ? `${scope.edgeOrigin}${path}` : ctx.url(path);
 }
 
 export const samlKind = defineModuleKind({
@@ -215,13 +235,29 @@ export const samlKind = defineModuleKind({
   operationName: 'SAML',
   input: samlModuleInput,
   output: samlModule,
+  // RSA key generation takes a noticeable while: never inside the write transaction. Skipped when
+  // the route has its key pair already (it is kept across PUTs).
+  prepare: async (_value, owner): Promise<PreparedSigningKey | undefined> => {
+    if (previousServiceProvider(owner.id, owner.previous)) return undefined;
+    // RSA: the signature algorithm (rsa-sha256) every SAML identity provider accepts.
+    const generated = await selfSignedCertificate({
+      commonName: `edgeward SAML SP ${owner.id}`,
+      validDays: SAML_SIGNING_CERTIFICATE_DAYS,
+      keyType: 'rsa',
+    });
+    return {
+      route_id: owner.id,
+      certificate_pem: generated.certificatePem,
+      private_key_pem: generated.privateKeyPem,
+    };
+  },
   toStored: async (value, ctx, owner): Promise<StoredSaml> => ({
     ...value,
-    service_provider: previousServiceProvider(owner) ?? (await newServiceProvider(ctx, owner)),
+    service_provider: serviceProvider(ctx, owner),
   }),
-  toWire: (stored: StoredSaml, ctx) => {
-    const base = `/saml/${stored.service_provider.route_id}`;
-    const metadataUrl = ctx.url(`${base}/metadata`);
+  toWire: (stored: StoredSaml, ctx, scope) => {
+    const routeId = stored.service_provider.route_id;
+    const metadataUrl = serviceProviderUrl(ctx, scope, routeId, 'metadata');
     return {
       enabled: stored.enabled,
       options_passthrough: stored.options_passthrough,
@@ -234,8 +270,8 @@ export const samlKind = defineModuleKind({
       authorized_groups: stored.authorized_groups,
       nameid_format: stored.nameid_format,
       entity_id: metadataUrl,
-      assertion_consumer_service_url: ctx.url(`${base}/acs`),
-      single_logout_url: ctx.url(`${base}/slo`),
+      assertion_consumer_service_url: serviceProviderUrl(ctx, scope, routeId, 'acs'),
+      single_logout_url: serviceProviderUrl(ctx, scope, routeId, 'slo'),
       request_signing_certificate_pem: stored.service_provider.request_signing_certificate_pem,
       metadata_url: metadataUrl,
       idp_metadata_url: '',

@@ -25,6 +25,9 @@ export function describeZodError(error: z.ZodError, root?: string): string {
     const received =
       issue.input === undefined ? 'missing' : issue.input === null ? 'null' : typeof issue.input;
     if (issue.input === undefined) return `${where}: is required`;
+    // JSON has no Infinity, but a literal like 1e400 parses to it: "got number" would be a riddle.
+    if (issue.expected === 'number' && typeof issue.input === 'number')
+      return `${where}: must be a finite number`;
     return `${where}: must be ${article(issue.expected)}, got ${received}`;
   }
   if (issue.code === 'invalid_value') {

@@ -6,7 +6,13 @@ import { requireAdmin } from '../http/authorization.js';
 import type { RequestContext } from '../http/context.js';
 import { defineRoute } from '../http/route.js';
 import type { Db } from '../store/database.js';
-import { defineCollectionReads, defineUpdateRoute, insertRow, type Row } from './collection.js';
+import {
+  defineCollectionReads,
+  defineUpdateRoute,
+  deleteDependents,
+  insertRow,
+  type Row,
+} from './collection.js';
 
 const TAG = 'Bot users';
 const KIND = 'bot user';
@@ -89,17 +95,17 @@ export async function botUserRoutes(app: FastifyInstance): Promise<void> {
     item: botUser,
     list: botUserList,
     toWire: botUserToWire,
+    authorizeDelete: (ctx) => requireAdmin(ctx, 'bot_users'),
     // API keys exist only to act as the bot, so they go with it. Credentials authenticate agents
     // that may still be running; deleting them silently would cut those agents off, so refuse.
     beforeDelete: async (row, ctx) => {
-      requireAdmin(ctx, 'bot_users');
       const owned = await countOwnedCredentials(ctx.db, row.id);
       if (owned > 0) {
         throw inUse(
           `bot user ${row.id} still owns ${owned} credential${owned === 1 ? '' : 's'}; delete them first`,
         );
       }
-      await ctx.db.deleteFrom('api_keys').where('owner_id', '=', row.id).execute();
+      await deleteDependents(ctx.db, 'api_keys', 'owner_id', row.id, 'api_key');
     },
   });
 }

@@ -6,7 +6,7 @@ import {
   certificateAuthorityList,
   certificateAuthorityUpdate,
 } from '../../schemas/certificate-authorities.js';
-import { certificateAuthorityFields, parseCaCertificate } from '../crypto/x509.js';
+import { certificateAuthorityFields, normalizedPem, parseCaCertificate } from '../crypto/x509.js';
 import { inUse } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { defineRoute } from '../http/route.js';
@@ -73,10 +73,12 @@ export async function certificateAuthorityRoutes(app: FastifyInstance): Promise<
     idempotent: true,
     event: { resource: 'certificate_authority', action: 'created' },
     handler: async ({ body, ctx }) => {
-      const fields = certificateAuthorityFields(parseCaCertificate(body.ca_pem, 'ca_pem'));
+      const certificate = parseCaCertificate(body.ca_pem, 'ca_pem');
+      const fields = certificateAuthorityFields(certificate);
       const row: Row<'certificate_authorities'> = {
         ...newDescribedRow('ca', body, ctx),
-        ca_pem: body.ca_pem,
+        // Re-encoded: text around the PEM block is never stored or shown.
+        ca_pem: normalizedPem([certificate]),
         subject_common_name: fields.subject_common_name,
         not_before: fields.not_before,
         not_after: fields.not_after,

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { idParams, listQuery } from '../../schemas/common.js';
 import { newId } from '../crypto/ids.js';
 import { notFound } from '../errors/api-error.js';
+import { recordEvent } from '../events/outbox.js';
 import type { RequestContext } from '../http/context.js';
 import { listResponse } from '../http/list-response.js';
 import { defineRoute } from '../http/route.js';
@@ -42,8 +43,65 @@ export async function requireRow<T extends TableWithId>(
   return row;
 }
 
+/** Columns of `T` holding the id of the user or bot that owns a row. */
+export type OwnerColumn<T extends TableWithId> = {
+  [C in keyof Row<T>]: Row<T>[C] extends string ? C : never;
+}[keyof Row<T>] &
+  string;
+
+/**
+ * Whether the caller may see `row`: admins see every row, anyone else only rows whose
+ * `ownerColumn` names them (spec, Authentication rule 3). Without an owner column, every row.
+ */
+function isVisible<T extends TableWithId>(
+  ctx: RequestContext,
+  row: Row<T>,
+  ownerColumn: OwnerColumn<T> | undefined,
+): boolean {
+  return ownerColumn === undefined || ctx.principal.isAdmin || row[ownerColumn] === ctx.principal.id;
+}
+
+/**
+ * The row if the caller may see it; a row of someone else is a 404 like an unknown id, so its
+ * existence is not revealed.
+ */
+export async function requireVisibleRow<T extends TableWithId>(
+  ctx: RequestContext,
+  table: T,
+  id: string,
+  kind: string,
+  ownerColumn: OwnerColumn<T> | undefined,
+): Promise<Row<T>> {
+  const row = await findRow(ctx.db, table, id);
+  if (!row || !isVisible(ctx, row, ownerColumn)) throw notFound(kind, id);
+  return row;
+}
+
 export async function deleteRow<T extends TableWithId>(db: Db, table: T, id: string): Promise<void> {
   await (db as Loose).deleteFrom(table).where('id', '=', id).execute();
+}
+
+/**
+ * Deletes the rows of `table` whose `column` is `value` (a cascade) and records a
+ * `<resource>_deleted.v0` event for each, oldest first: subscribers see every removed row, as if
+ * each had been deleted on its own.
+ */
+export async function deleteDependents<T extends TableWithId>(
+  db: Db,
+  table: T,
+  column: keyof Row<T> & string,
+  value: string,
+  resource: string,
+): Promise<void> {
+  const rows = (await (db as Loose)
+    .selectFrom(table)
+    .select('id')
+    .where(column, '=', value)
+    .orderBy('id')
+    .execute()) as { id: string }[];
+  if (rows.length === 0) return;
+  await (db as Loose).deleteFrom(table).where(column, '=', value).execute();
+  for (const { id } of rows) await recordEvent(db, { resource, action: 'deleted' }, id, undefined);
 }
 
 export async function updateRow<T extends TableWithId>(
@@ -120,6 +178,13 @@ export interface CollectionSpec<T extends TableWithId, Item extends z.ZodType, L
   skipDelete?: boolean;
   /** Singular resource name of the `<resource>_deleted.v0` event a delete records. */
   eventResource?: string;
+  /**
+   * The column naming the owner (user or bot) of a row: non-admins then list, get and delete only
+   * their own rows; anyone else's is a 404, the same as an unknown id.
+   */
+  ownerColumn?: OwnerColumn<T>;
+  /** Runs before a DELETE looks the row up, so a caller without permission learns nothing of which ids exist. */
+  authorizeDelete?(ctx: RequestContext): void;
 }
 
 export interface UpdateSpec<T extends TableWithId, Body extends z.ZodType, Item extends z.ZodType> {
@@ -145,6 +210,8 @@ export interface UpdateSpec<T extends TableWithId, Body extends z.ZodType, Item 
   toWire(row: Row<T>, ctx: RequestContext): z.input<Item> | Promise<z.input<Item>>;
   /** Singular resource name of the `<resource>_updated.v0` event an update records. */
   eventResource?: string;
+  /** As in `CollectionSpec`: non-admins update only rows this column says they own (404 otherwise). */
+  ownerColumn?: OwnerColumn<T>;
 }
 
 /** PATCH one item: 404 if unknown, apply the changes, answer with the item as it now stands. */
@@ -165,7 +232,7 @@ export function defineUpdateRoute<T extends TableWithId, Body extends z.ZodType,
     ...(spec.eventResource ? { event: { resource: spec.eventResource, action: 'updated' as const } } : {}),
     handler: async ({ params, body, ctx }) => {
       spec.authorize?.(ctx);
-      const row = await requireRow(ctx.db, spec.table, params.id, spec.kind);
+      const row = await requireVisibleRow(ctx, spec.table, params.id, spec.kind, spec.ownerColumn);
       await updateRow(ctx.db, spec.table, params.id, await spec.toChanges(body, row, ctx));
       return spec.toWire(await requireRow(ctx.db, spec.table, params.id, spec.kind), ctx);
     },
@@ -181,13 +248,17 @@ export function defineCollectionReads<T extends TableWithId, Item extends z.ZodT
     method: 'GET',
     url: spec.path,
     operationId: `list${spec.plural}`,
-    summary: `List ${spec.kind} resources, newest first`,
+    summary: `List ${spec.kind} resources, newest first${spec.ownerColumn ? ': all of them for admins, the caller’s own otherwise' : ''}`,
     tag: spec.tag,
     query: listQuery,
     status: 200,
     response: spec.list,
     handler: async ({ query, ctx }) => {
-      const page = await fetchPage<T, Row<T>>((ctx.db as Loose).selectFrom(spec.table).selectAll(), 'id', {
+      let select = (ctx.db as Loose).selectFrom(spec.table).selectAll();
+      if (spec.ownerColumn !== undefined && !ctx.principal.isAdmin) {
+        select = select.where(spec.ownerColumn, '=', ctx.principal.id);
+      }
+      const page = await fetchPage<T, Row<T>>(select, 'id', {
         limit: query.limit,
         beforeId: query.before_id,
       });
@@ -210,7 +281,7 @@ export function defineCollectionReads<T extends TableWithId, Item extends z.ZodT
     status: 200,
     response: spec.item,
     handler: async ({ params, ctx }) =>
-      spec.toWire(await requireRow(ctx.db, spec.table, params.id, spec.kind), ctx),
+      spec.toWire(await requireVisibleRow(ctx, spec.table, params.id, spec.kind, spec.ownerColumn), ctx),
   });
   if (spec.skipDelete) return;
   defineRoute(app, {
@@ -223,7 +294,8 @@ export function defineCollectionReads<T extends TableWithId, Item extends z.ZodT
     status: 204,
     ...(spec.eventResource ? { event: { resource: spec.eventResource, action: 'deleted' as const } } : {}),
     handler: async ({ params, ctx }) => {
-      const row = await requireRow(ctx.db, spec.table, params.id, spec.kind);
+      spec.authorizeDelete?.(ctx);
+      const row = await requireVisibleRow(ctx, spec.table, params.id, spec.kind, spec.ownerColumn);
       await spec.beforeDelete?.(row, ctx);
       await deleteRow(ctx.db, spec.table, params.id);
       return undefined;

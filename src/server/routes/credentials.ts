@@ -80,6 +80,7 @@ export async function credentialRoutes(app: FastifyInstance): Promise<void> {
   defineUpdateRoute(app, {
     table: 'credentials',
     eventResource: 'credential',
+    ownerColumn: 'owner_id',
     path: '/credentials',
     kind: KIND,
     name: 'Credential',
@@ -93,6 +94,7 @@ export async function credentialRoutes(app: FastifyInstance): Promise<void> {
   defineCollectionReads(app, {
     table: 'credentials',
     eventResource: 'credential',
+    ownerColumn: 'owner_id',
     path: '/credentials',
     listKey: 'credentials',
     kind: KIND,

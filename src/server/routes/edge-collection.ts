@@ -3,7 +3,13 @@ import type { z } from 'zod';
 import { idParams } from '../../schemas/common.js';
 import { claimHostports, releaseHostports } from '../edges/hostports.js';
 import type { ModuleKind } from '../edges/module-kinds.js';
-import { modulesFromBody, modulesToWire, parseStoredModules } from '../edges/stored-modules.js';
+import {
+  modulesFromBody,
+  modulesToWire,
+  parseStoredModules,
+  type StoredModules,
+} from '../edges/stored-modules.js';
+import type { ModuleChangeSource } from '../edges/tls-passthrough.js';
 import type { RequestContext } from '../http/context.js';
 import { defineRoute } from '../http/route.js';
 import {
@@ -60,6 +66,11 @@ export interface EdgeCollectionSpec<
   /** Refuses hostports this kind of edge may not serve, before they are claimed (TCP: reserved ones). */
   checkHostports?(ctx: RequestContext, hostports: readonly string[]): Promise<void>;
   /**
+   * Refuses module combinations this kind of edge cannot have (400), given all of its modules after
+   * the change and the names of those the request sets (TLS: mutual_tls with TLS passed through).
+   */
+  checkModules?(modules: StoredModules, changed: readonly string[], source: ModuleChangeSource): void;
+  /**
    * Members of the read form beyond the row (an HTTPS edge's routes), one object per row in row order;
    * gathered for a whole page at once, so a list costs one query rather than one per edge.
    */
@@ -109,10 +120,17 @@ export function defineEdgeCollection<
     event: { resource: eventResource, action: 'created' },
     handler: async ({ body, ctx }) => {
       await spec.checkHostports?.(ctx, body.hostports);
+      const described = newDescribedRow(spec.idPrefix, body, ctx);
+      const stored = await modulesFromBody(body, modules, ctx, 'create', `${path}/{id}`, {
+        table,
+        id: described.id,
+        modules: {},
+      });
+      spec.checkModules?.(stored, Object.keys(stored), 'body');
       const row = {
-        ...newDescribedRow(spec.idPrefix, body, ctx),
+        ...described,
         hostports: JSON.stringify(body.hostports),
-        modules: JSON.stringify(await modulesFromBody(body, modules, ctx, 'create', `${path}/{id}`)),
+        modules: JSON.stringify(stored),
       };
       await claimHostports(ctx, row.id, body.hostports);
       await insertRow(ctx.db, table, row);
@@ -130,7 +148,14 @@ export function defineEdgeCollection<
     body: spec.update,
     item: spec.item,
     toChanges: async (body, row, ctx) => {
-      const changed = await modulesFromBody(body, modules, ctx, 'update', `${path}/${row.id}`);
+      const current = parseStoredModules(row.modules);
+      const changed = await modulesFromBody(body, modules, ctx, 'update', `${path}/${row.id}`, {
+        table,
+        id: row.id,
+        modules: current,
+      });
+      const merged = { ...current, ...changed };
+      spec.checkModules?.(merged, Object.keys(changed), 'body');
       if (body.hostports !== undefined) {
         await spec.checkHostports?.(ctx, body.hostports);
         await claimHostports(ctx, row.id, body.hostports);
@@ -139,7 +164,7 @@ export function defineEdgeCollection<
         description: body.description,
         metadata: body.metadata,
         hostports: body.hostports === undefined ? undefined : JSON.stringify(body.hostports),
-        modules: JSON.stringify({ ...parseStoredModules(row.modules), ...changed }),
+        modules: JSON.stringify(merged),
       };
     },
     toWire,
@@ -173,7 +198,10 @@ export function defineEdgeCollection<
       operationStem: spec.name,
       eventResource,
       tag,
-      load: (params, ctx) => requireRow(ctx.db, table, params.id, kind),
+      // Edge modules derive nothing from the edge's hostports (only route modules, SAML, do).
+      load: async (params, ctx) => ({ ...(await requireRow(ctx.db, table, params.id, kind)), scope: {} }),
+      readForm: async (params, ctx) => toWire(await requireRow(ctx.db, table, params.id, kind), ctx),
+      checkModules: spec.checkModules,
     },
     modules,
   );

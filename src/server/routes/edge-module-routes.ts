@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
-import { type ModuleKind, storedModule } from '../edges/module-kinds.js';
-import { parseStoredModules } from '../edges/stored-modules.js';
+import { type ModuleKind, storedModule, type WireScope } from '../edges/module-kinds.js';
+import { parseStoredModules, readStoredModules, type StoredModules } from '../edges/stored-modules.js';
+import type { ModuleChangeSource } from '../edges/tls-passthrough.js';
 import { ApiError } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { defineRoute } from '../http/route.js';
@@ -9,8 +10,15 @@ import { updateRow } from './collection.js';
 
 type ModuleTable = 'tls_edges' | 'https_edges' | 'tcp_edges' | 'https_edge_routes';
 
-/** Whatever owns modules: an edge, or an HTTPS edge's route. */
-export interface ModuleOwner<Params extends z.ZodType> {
+/** The owner row of a module request, and where its modules are shown from. */
+export interface LoadedOwner {
+  id: string;
+  modules: string;
+  scope: WireScope;
+}
+
+/** Whatever owns modules: an edge, or an HTTPS edge's route. `:id` of the path is the owner's id. */
+export interface ModuleOwner<Params extends z.ZodType<{ id: string }>> {
   table: ModuleTable;
   /** Fastify path of the owner, e.g. `/edges/tls/:id` or `/edges/https/:edge_id/routes/:id`. */
   path: string;
@@ -23,22 +31,33 @@ export interface ModuleOwner<Params extends z.ZodType> {
   eventResource: string;
   tag: string;
   /** The owner row (404 when unknown). */
-  load(params: z.output<Params>, ctx: RequestContext): Promise<{ id: string; modules: string }>;
+  load(params: z.output<Params>, ctx: RequestContext): Promise<LoadedOwner>;
+  /** The owner's read form as it now stands: the payload of its `_updated` event. */
+  readForm(params: z.output<Params>, ctx: RequestContext): Promise<unknown>;
+  /** Refuses module combinations the owner cannot have (400), given its modules after the change. */
+  checkModules?(modules: StoredModules, changed: readonly string[], source: ModuleChangeSource): void;
 }
 
 /**
  * PUT, GET and DELETE `<owner>/<module>` for each module kind: PUT replaces the module completely
  * (references checked), GET shows it (404 when unset), DELETE unsets it (204 even when already unset,
- * so a retried delete succeeds).
+ * so a retried delete succeeds, recording no event then). Changes record the owner's `_updated`
+ * event with the owner in read form.
  */
-export function defineModuleRoutes<Params extends z.ZodType>(
+export function defineModuleRoutes<Params extends z.ZodType<{ id: string }>>(
   app: FastifyInstance,
   owner: ModuleOwner<Params>,
   kinds: readonly ModuleKind[],
 ): void {
-  const updated = { resource: owner.eventResource, action: 'updated' as const };
+  const updated = {
+    resource: owner.eventResource,
+    action: 'updated' as const,
+    object: ({ params, ctx }: { params: unknown; ctx: RequestContext }) =>
+      owner.readForm(params as z.output<Params>, ctx),
+  };
   for (const kind of kinds) {
     const url = `${owner.path}/${kind.name}`;
+    const prepare = kind.prepare;
     defineRoute(app, {
       method: 'PUT',
       url,
@@ -50,18 +69,28 @@ export function defineModuleRoutes<Params extends z.ZodType>(
       status: 200,
       response: kind.output,
       event: updated,
-      handler: async ({ params, body, ctx }) => {
+      // Slow work (key generation) before the transaction, from the module as it is now.
+      prepare: prepare
+        ? async ({ params, body }): Promise<unknown> => {
+            const current = await readStoredModules(app.edgeward.db, owner.table, params.id);
+            return prepare(body, { id: params.id, previous: current[kind.name] });
+          }
+        : undefined,
+      handler: async ({ params, body, ctx, prepared }) => {
         const row = await owner.load(params, ctx);
-        await kind.checkReferences?.(body, ctx, '');
         const current = parseStoredModules(row.modules);
+        const previous = current[kind.name] ?? undefined;
+        await kind.checkReferences?.(body, ctx, '', previous);
         const stored = await storedModule(kind, body, ctx, {
           table: owner.table,
           id: row.id,
-          previous: current[kind.name],
+          previous,
+          prepared,
         });
         const modules = { ...current, [kind.name]: stored };
+        owner.checkModules?.(modules, [kind.name], 'module');
         await updateRow(ctx.db, owner.table, row.id, { modules: JSON.stringify(modules) });
-        return kind.toWire(stored, ctx);
+        return kind.toWire(stored, ctx, row.scope);
       },
     });
     defineRoute(app, {
@@ -79,7 +108,7 @@ export function defineModuleRoutes<Params extends z.ZodType>(
         if (stored === undefined || stored === null) {
           throw new ApiError('ERR_EDGEWARD_400', `${owner.kind} ${row.id} has no ${kind.name} module`);
         }
-        return kind.toWire(stored, ctx);
+        return kind.toWire(stored, ctx, row.scope);
       },
     });
     defineRoute(app, {
@@ -93,7 +122,12 @@ export function defineModuleRoutes<Params extends z.ZodType>(
       event: updated,
       handler: async ({ params, ctx }) => {
         const row = await owner.load(params, ctx);
-        const { [kind.name]: _removed, ...rest } = parseStoredModules(row.modules);
+        const { [kind.name]: removed, ...rest } = parseStoredModules(row.modules);
+        if (removed === undefined || removed === null) {
+          // Nothing changed: a retried delete still succeeds, but reports no change.
+          ctx.markUnchanged();
+          return undefined;
+        }
         await updateRow(ctx.db, owner.table, row.id, { modules: JSON.stringify(rest) });
         return undefined;
       },

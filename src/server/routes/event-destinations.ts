@@ -34,7 +34,7 @@ interface StoredTarget {
   kinesis: { auth: StoredAwsAuth; stream_arn: string } | null;
   firehose: { auth: StoredAwsAuth; delivery_stream_arn: string } | null;
   cloudwatch_logs: { auth: StoredAwsAuth; log_group_arn: string } | null;
-  datadog: { api_key: string; ddtags: string | null; service: string | null; ddsite: string | null } | null;
+  datadog: { api_key: string; ddtags: string; service: string; ddsite: string } | null;
 }
 
 type AwsAuthInput = NonNullable<EventTargetInput['kinesis']>['auth'];
@@ -66,9 +66,10 @@ function storedTarget(input: EventTargetInput): StoredTarget {
     datadog: input.datadog
       ? {
           api_key: input.datadog.api_key,
-          ddtags: input.datadog.ddtags ?? null,
-          service: input.datadog.service ?? null,
-          ddsite: input.datadog.ddsite ?? null,
+          // The spec types these as strings: unset (or null) is ''.
+          ddtags: input.datadog.ddtags ?? '',
+          service: input.datadog.service ?? '',
+          ddsite: input.datadog.ddsite ?? '',
         }
       : null,
   };

@@ -1,15 +1,23 @@
 import type { FastifyInstance } from 'fastify';
-import { idParams } from '../../schemas/common.js';
+import { idParams, listQuery } from '../../schemas/common.js';
 import {
   eventSource,
   eventSourceInput,
   eventSourceList,
   eventSourceParams,
 } from '../../schemas/event-subscriptions.js';
-import { ApiError, conflict } from '../errors/api-error.js';
+import { ApiError, badRequest, conflict } from '../errors/api-error.js';
+import type { RouteEvent } from '../events/outbox.js';
+import type { RequestContext } from '../http/context.js';
+import { listResponse } from '../http/list-response.js';
 import { defineRoute } from '../http/route.js';
 import { type Row, requireRow, updateRow } from './collection.js';
-import { EVENT_SUBSCRIPTION_KIND, eventSourceToWire, sourceTypesOf } from './event-subscriptions.js';
+import {
+  EVENT_SUBSCRIPTION_KIND,
+  eventSourceToWire,
+  eventSubscriptionToWire,
+  sourceTypesOf,
+} from './event-subscriptions.js';
 
 const TAG = 'Event subscriptions';
 
@@ -24,24 +32,66 @@ function requireSource(row: Row<'event_subscriptions'>, type: string): void {
   }
 }
 
+/**
+ * The types of one page, in the order they were added: those after `beforeId` (the last type of
+ * the previous page), at most `limit`. A `beforeId` that is not a source is a 400: with no row of
+ * its own a removed type has no position to resume from.
+ */
+function sourcePage(
+  row: Row<'event_subscriptions'>,
+  limit: number,
+  beforeId: string | undefined,
+): { types: string[]; nextBeforeId: string | null } {
+  const all = sourceTypesOf(row);
+  let start = 0;
+  if (beforeId !== undefined) {
+    const index = all.indexOf(beforeId);
+    if (index < 0) {
+      throw badRequest(`before_id: event subscription ${row.id} has no source of type '${beforeId}'`);
+    }
+    start = index + 1;
+  }
+  const types = all.slice(start, start + limit);
+  const hasMore = start + limit < all.length;
+  return { types, nextBeforeId: hasMore ? (types.at(-1) ?? null) : null };
+}
+
+/**
+ * Adding or removing a source changes its subscription, so the event is
+ * `event_subscription_updated.v0` carrying the subscription as it now stands.
+ */
+const SUBSCRIPTION_UPDATED: RouteEvent = {
+  resource: 'event_subscription',
+  action: 'updated',
+  object: async ({ params, ctx }: { params: unknown; ctx: RequestContext }) => {
+    const { id } = params as { id: string };
+    return eventSubscriptionToWire(
+      await requireRow(ctx.db, 'event_subscriptions', id, EVENT_SUBSCRIPTION_KIND),
+      ctx,
+    );
+  },
+};
+
 export async function eventSourceRoutes(app: FastifyInstance): Promise<void> {
   defineRoute(app, {
     method: 'GET',
     url: '/event_subscriptions/:id/sources',
     operationId: 'listEventSources',
-    summary: 'List the sources (event types) of an event subscription, in the order they were added',
+    summary:
+      'List the sources (event types) of an event subscription, in the order they were added; before_id is a type',
     tag: TAG,
     params: idParams,
+    query: listQuery,
     status: 200,
     response: eventSourceList,
-    handler: async ({ params, ctx }) => {
+    handler: async ({ params, query, ctx }) => {
       const row = await requireRow(ctx.db, 'event_subscriptions', params.id, EVENT_SUBSCRIPTION_KIND);
-      // A subscription's sources are few and always returned whole: there is never a next page.
-      return {
-        sources: sourceTypesOf(row).map((type) => eventSourceToWire(row.id, type, ctx)),
-        uri: ctx.url(`/event_subscriptions/${row.id}/sources`),
-        next_page_uri: null,
-      };
+      const page = sourcePage(row, query.limit, query.before_id);
+      // A type is the cursor, as an id is for collections of rows.
+      const typePage = { rows: page.types.map((type) => ({ id: type })), nextBeforeId: page.nextBeforeId };
+      return listResponse(ctx, 'sources', `/event_subscriptions/${row.id}/sources`, query, typePage, (item) =>
+        eventSourceToWire(row.id, item.id, ctx),
+      );
     },
   });
   defineRoute(app, {
@@ -55,8 +105,7 @@ export async function eventSourceRoutes(app: FastifyInstance): Promise<void> {
     status: 201,
     response: eventSource,
     idempotent: true,
-    // A source is part of its subscription: adding or removing one updates the subscription.
-    event: { resource: 'event_subscription', action: 'updated' },
+    event: SUBSCRIPTION_UPDATED,
     handler: async ({ params, body, ctx }) => {
       const row = await requireRow(ctx.db, 'event_subscriptions', params.id, EVENT_SUBSCRIPTION_KIND);
       const types = sourceTypesOf(row);
@@ -92,7 +141,7 @@ export async function eventSourceRoutes(app: FastifyInstance): Promise<void> {
     tag: TAG,
     params: eventSourceParams,
     status: 204,
-    event: { resource: 'event_subscription', action: 'updated' },
+    event: SUBSCRIPTION_UPDATED,
     handler: async ({ params, ctx }) => {
       const row = await requireRow(ctx.db, 'event_subscriptions', params.id, EVENT_SUBSCRIPTION_KIND);
       requireSource(row, params.type);

@@ -9,8 +9,17 @@ import {
   httpsEdgeRoutesParams,
   httpsEdgeRouteUpdate,
 } from '../../schemas/https-edge-routes.js';
+import { newId } from '../crypto/ids.js';
+import { edgeOrigin } from '../edges/hostports.js';
+import type { WireScope } from '../edges/module-kinds.js';
 import { HTTPS_EDGE_ROUTE_MODULES } from '../edges/route-module-kinds.js';
-import { modulesFromBody, modulesToWire, parseStoredModules } from '../edges/stored-modules.js';
+import {
+  modulesFromBody,
+  modulesToWire,
+  parseStoredModules,
+  prepareModules,
+  readStoredModules,
+} from '../edges/stored-modules.js';
 import { ApiError, conflict } from '../errors/api-error.js';
 import { recordEvent } from '../events/outbox.js';
 import type { RequestContext } from '../http/context.js';
@@ -25,9 +34,23 @@ const KIND = 'HTTPS edge route';
 const EDGE_KIND = 'HTTPS edge';
 const TABLE = 'https_edge_routes';
 const EVENT_RESOURCE = 'https_edge_route';
+const ID_PREFIX = 'edghtsrt';
 const routesPath = (edgeId: string) => `/edges/https/${edgeId}/routes`;
 
-export function httpsEdgeRouteToWire(row: Row<'https_edge_routes'>, ctx: RequestContext): HttpsEdgeRoute {
+type EdgeRow = Row<'https_edges'>;
+type RouteRow = Row<'https_edge_routes'>;
+
+/** A route's modules are shown from its edge: the SAML SP URLs are the edge's own public URLs. */
+function routeScope(edge: Pick<EdgeRow, 'hostports'>): WireScope {
+  return { edgeOrigin: edgeOrigin(JSON.parse(edge.hostports) as string[]) };
+}
+
+/** The read form of a route of `edge`. */
+export function httpsEdgeRouteToWire(
+  row: RouteRow,
+  ctx: RequestContext,
+  edge: Pick<EdgeRow, 'hostports'>,
+): HttpsEdgeRoute {
   return {
     edge_id: row.edge_id,
     id: row.id,
@@ -37,7 +60,7 @@ export function httpsEdgeRouteToWire(row: Row<'https_edge_routes'>, ctx: Request
     metadata: row.metadata,
     match_type: row.match_type as HttpsEdgeRoute['match_type'],
     match: row.match,
-    ...modulesToWire(parseStoredModules(row.modules), HTTPS_EDGE_ROUTE_MODULES, ctx),
+    ...modulesToWire(parseStoredModules(row.modules), HTTPS_EDGE_ROUTE_MODULES, ctx, routeScope(edge)),
   } as HttpsEdgeRoute;
 }
 
@@ -78,12 +101,15 @@ export async function deleteRoutesOfEdge(ctx: RequestContext, edgeId: string): P
   }
 }
 
-/** The route `id` of edge `edge_id`; 404 when the edge is unknown or the route is another edge's. */
+/**
+ * The route `id` of edge `edge_id`, with its edge; 404 when the edge is unknown or the route is
+ * another edge's.
+ */
 async function requireEdgeRoute(
   ctx: RequestContext,
   params: { edge_id: string; id: string },
-): Promise<Row<'https_edge_routes'>> {
-  await requireRow(ctx.db, 'https_edges', params.edge_id, EDGE_KIND);
+): Promise<{ route: RouteRow; edge: EdgeRow }> {
+  const edge = await requireRow(ctx.db, 'https_edges', params.edge_id, EDGE_KIND);
   const row = await ctx.db
     .selectFrom(TABLE)
     .selectAll()
@@ -96,7 +122,16 @@ async function requireEdgeRoute(
       `${KIND} with id '${params.id}' not found on ${EDGE_KIND} '${params.edge_id}'`,
     );
   }
-  return row;
+  return { route: row, edge };
+}
+
+/** The read form of route `id` of edge `edge_id` as it now stands (404 as `requireEdgeRoute`). */
+async function currentRouteWire(
+  ctx: RequestContext,
+  params: { edge_id: string; id: string },
+): Promise<HttpsEdgeRoute> {
+  const { route, edge } = await requireEdgeRoute(ctx, params);
+  return httpsEdgeRouteToWire(route, ctx, edge);
 }
 
 /**
@@ -138,10 +173,15 @@ export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> 
     response: httpsEdgeRoute,
     idempotent: true,
     event: { resource: EVENT_RESOURCE, action: 'created' },
-    handler: async ({ params, body, ctx }) => {
+    // The id is chosen first so that key pairs made before the transaction (SAML) can name the route.
+    prepare: async ({ body }) => {
+      const id = newId(ID_PREFIX);
+      return { id, modules: await prepareModules(body, HTTPS_EDGE_ROUTE_MODULES, id, async () => ({})) };
+    },
+    handler: async ({ params, body, ctx, prepared }) => {
       const edge = await requireRow(ctx.db, 'https_edges', params.edge_id, EDGE_KIND);
       await refuseDuplicateMatch(ctx, edge.id, body.match_type, body.match);
-      const described = newDescribedRow('edghtsrt', body, ctx);
+      const described = { ...newDescribedRow(ID_PREFIX, body, ctx), id: prepared.id };
       const modules = await modulesFromBody(
         body,
         HTTPS_EDGE_ROUTE_MODULES,
@@ -149,6 +189,7 @@ export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> 
         'create',
         `${routesPath(edge.id)}/{id}`,
         { table: TABLE, id: described.id, modules: {} },
+        prepared.modules,
       );
       const row = {
         ...described,
@@ -158,7 +199,7 @@ export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> 
         modules: JSON.stringify(modules),
       };
       await insertRow(ctx.db, TABLE, row);
-      return httpsEdgeRouteToWire(row, ctx);
+      return httpsEdgeRouteToWire(row, ctx, edge);
     },
   });
   defineRoute(app, {
@@ -182,7 +223,7 @@ export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> 
         },
       );
       return listResponse(ctx, 'routes', routesPath(edge.id), query, page, (row) =>
-        httpsEdgeRouteToWire(row, ctx),
+        httpsEdgeRouteToWire(row, ctx, edge),
       );
     },
   });
@@ -195,7 +236,7 @@ export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> 
     params: httpsEdgeRouteParams,
     status: 200,
     response: httpsEdgeRoute,
-    handler: async ({ params, ctx }) => httpsEdgeRouteToWire(await requireEdgeRoute(ctx, params), ctx),
+    handler: async ({ params, ctx }) => currentRouteWire(ctx, params),
   });
   defineRoute(app, {
     method: 'PATCH',
@@ -208,8 +249,13 @@ export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> 
     status: 200,
     response: httpsEdgeRoute,
     event: { resource: EVENT_RESOURCE, action: 'updated' },
-    handler: async ({ params, body, ctx }) => {
-      const row = await requireEdgeRoute(ctx, params);
+    // Key pairs (SAML) are made before the transaction, from the route's modules as they are now.
+    prepare: ({ params, body }) =>
+      prepareModules(body, HTTPS_EDGE_ROUTE_MODULES, params.id, () =>
+        readStoredModules(app.edgeward.db, TABLE, params.id),
+      ),
+    handler: async ({ params, body, ctx, prepared }) => {
+      const { route: row } = await requireEdgeRoute(ctx, params);
       const matchType = body.match_type ?? row.match_type;
       const match = body.match ?? row.match;
       if (matchType !== row.match_type || match !== row.match) {
@@ -223,6 +269,7 @@ export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> 
         'update',
         `${routesPath(row.edge_id)}/${row.id}`,
         { table: TABLE, id: row.id, modules: current },
+        prepared,
       );
       await updateRow(ctx.db, TABLE, row.id, {
         description: body.description,
@@ -231,7 +278,7 @@ export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> 
         match: body.match,
         modules: JSON.stringify({ ...current, ...modules }),
       });
-      return httpsEdgeRouteToWire(await requireEdgeRoute(ctx, params), ctx);
+      return currentRouteWire(ctx, params);
     },
   });
   defineRoute(app, {
@@ -244,7 +291,7 @@ export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> 
     status: 204,
     event: { resource: EVENT_RESOURCE, action: 'deleted' },
     handler: async ({ params, ctx }) => {
-      const row = await requireEdgeRoute(ctx, params);
+      const { route: row } = await requireEdgeRoute(ctx, params);
       await deleteRow(ctx.db, TABLE, row.id);
       return undefined;
     },
@@ -259,7 +306,11 @@ export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> 
       operationStem: 'HTTPSEdgeRoute',
       eventResource: EVENT_RESOURCE,
       tag: TAG,
-      load: (params, ctx) => requireEdgeRoute(ctx, params),
+      load: async (params, ctx) => {
+        const { route, edge } = await requireEdgeRoute(ctx, params);
+        return { ...route, scope: routeScope(edge) };
+      },
+      readForm: (params, ctx) => currentRouteWire(ctx, params),
     },
     HTTPS_EDGE_ROUTE_MODULES,
   );

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { httpsEdge, httpsEdgeCreate, httpsEdgeList, httpsEdgeUpdate } from '../../schemas/https-edges.js';
+import { refuseTcpAddrDomain } from '../edges/hostports.js';
 import { mutualTlsKind, tlsTerminationAtEdgeKind } from '../edges/module-kinds.js';
 import { defineEdgeCollection } from './edge-collection.js';
 import { deleteRoutesOfEdge, httpsEdgeRouteToWire, routesOfEdges } from './https-edge-routes.js';
@@ -24,12 +25,13 @@ export async function httpsEdgeRoutes(app: FastifyInstance): Promise<void> {
       create: 'Create an HTTPS edge (its routes are created under it)',
       update: 'Update an HTTPS edge: absent modules are unchanged, present ones are replaced completely',
     },
+    checkHostports: refuseTcpAddrDomain,
     // The read form has every route of the edge, oldest first.
     extraWire: async (rows, ctx) => {
       const edgeIds = rows.map((row) => row.id);
       const routes = await routesOfEdges(ctx, edgeIds);
       return rows.map((row) => ({
-        routes: (routes.get(row.id) ?? []).map((route) => httpsEdgeRouteToWire(route, ctx)),
+        routes: (routes.get(row.id) ?? []).map((route) => httpsEdgeRouteToWire(route, ctx, row)),
       }));
     },
     // The routes go with their edge (each recording its deletion).

@@ -17,6 +17,7 @@ import { defineRoute } from '../http/route.js';
 import {
   defineCollectionReads,
   defineUpdateRoute,
+  deleteDependents,
   describedToWire,
   findRow,
   insertRow,
@@ -85,7 +86,7 @@ export async function ipPolicyRoutes(app: FastifyInstance): Promise<void> {
     // Rule 1 of the spec: references elsewhere keep the id and behave as a policy with zero rules,
     // so the policy's rules go with it and nothing that refers to it is touched.
     beforeDelete: async (row, ctx) => {
-      await ctx.db.deleteFrom('ip_policy_rules').where('ip_policy_id', '=', row.id).execute();
+      await deleteDependents(ctx.db, 'ip_policy_rules', 'ip_policy_id', row.id, 'ip_policy_rule');
     },
   });
 

@@ -61,11 +61,17 @@ export async function sshCredentialRoutes(app: FastifyInstance): Promise<void> {
       // The fingerprint is of the key material, so the same key in another format is caught too.
       const existing = await ctx.db
         .selectFrom('ssh_credentials')
-        .select('id')
+        .select(['id', 'owner_id'])
         .where('fingerprint', '=', fingerprint)
         .executeTakeFirst();
       if (existing) {
-        throw conflict(`public_key: this key is already registered as ssh credential ${existing.id}`);
+        // Keys are unique account-wide, but a non-admin is not told the id of a credential it cannot see.
+        const visible = ctx.principal.isAdmin || existing.owner_id === ctx.principal.id;
+        throw conflict(
+          visible
+            ? `public_key: this key is already registered as ssh credential ${existing.id}`
+            : 'public_key: this key is already registered by another owner',
+        );
       }
       const row = {
         ...newDescribedRow('sshcr', body, ctx),
@@ -81,6 +87,7 @@ export async function sshCredentialRoutes(app: FastifyInstance): Promise<void> {
   defineUpdateRoute(app, {
     table: 'ssh_credentials',
     eventResource: 'ssh_credential',
+    ownerColumn: 'owner_id',
     path: '/ssh_credentials',
     kind: KIND,
     name: 'SSHCredential',
@@ -94,6 +101,7 @@ export async function sshCredentialRoutes(app: FastifyInstance): Promise<void> {
   defineCollectionReads(app, {
     table: 'ssh_credentials',
     eventResource: 'ssh_credential',
+    ownerColumn: 'owner_id',
     path: '/ssh_credentials',
     listKey: 'ssh_credentials',
     kind: KIND,

@@ -10,6 +10,7 @@ import {
   checkChainOrder,
   type LeafCertificateFields,
   leafCertificateFields,
+  normalizedPem,
   parsePemChain,
   parsePrivateKey,
   privateKeyMatches,
@@ -84,7 +85,8 @@ export async function tlsCertificateRoutes(app: FastifyInstance): Promise<void> 
       const keyPem = key.export({ type: 'pkcs8', format: 'pem' }).toString();
       const row: Row<'tls_certificates'> = {
         ...described,
-        certificate_pem: body.certificate_pem,
+        // Re-encoded: text between or around the PEM blocks is never stored or shown.
+        certificate_pem: normalizedPem(chain),
         private_key_sealed: ctx.secretBox.seal(keyPem, privateKeySealContext(described.id)),
         derived: JSON.stringify(leafCertificateFields(leaf, keyType, null)),
       };

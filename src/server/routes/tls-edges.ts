@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { tlsEdge, tlsEdgeCreate, tlsEdgeList, tlsEdgeUpdate } from '../../schemas/tls-edges.js';
+import { refuseTcpAddrDomain } from '../edges/hostports.js';
 import {
   backendKind,
   ipRestrictionKind,
@@ -7,6 +8,7 @@ import {
   policyKind,
   tlsTerminationKind,
 } from '../edges/module-kinds.js';
+import { refuseMutualTlsWithPassthrough } from '../edges/tls-passthrough.js';
 import { defineEdgeCollection } from './edge-collection.js';
 
 export async function tlsEdgeRoutes(app: FastifyInstance): Promise<void> {
@@ -29,5 +31,7 @@ export async function tlsEdgeRoutes(app: FastifyInstance): Promise<void> {
       create: 'Create a TLS edge',
       update: 'Update a TLS edge: absent modules are unchanged, present ones are replaced completely',
     },
+    checkHostports: refuseTcpAddrDomain,
+    checkModules: refuseMutualTlsWithPassthrough,
   });
 }
