@@ -1,3 +1,4 @@
+import { crdsCommand } from './crds-command.js';
 import { demoCommand } from './demo-command.js';
 import { devClusterCommand } from './dev-cluster-command.js';
 import { openApiCommand } from './openapi-command.js';
@@ -10,6 +11,7 @@ commands:
   server       run the management API (edgeward server --help)
   demo         start a server on embedded defaults, make first requests, print how to call it
   openapi      print the OpenAPI 3.1 document
+  crds         print the operator's CustomResourceDefinitions (edgeward crds --help)
   dev-cluster  start or stop a local etcd + kube-apiserver (edgeward dev-cluster --help)
   tools        build the Kubernetes test tools (etcd, kube-apiserver, kubectl, helm) into the cache
 `;
@@ -28,6 +30,8 @@ export async function runCli(argv: string[]): Promise<number | undefined> {
       return toolsCommand(rest);
     case 'openapi':
       return openApiCommand();
+    case 'crds':
+      return crdsCommand(rest);
     case undefined:
     case '-h':
     case '--help':
