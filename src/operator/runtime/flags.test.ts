@@ -1,0 +1,57 @@
+import { parseArgs } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { managerOptionsFromFlags, RUNTIME_FLAGS } from './flags.js';
+
+const parse = (args: string[]) => parseArgs({ args, options: RUNTIME_FLAGS, strict: true }).values;
+
+describe('runtime flags', () => {
+  it('has working defaults', () => {
+    expect(managerOptionsFromFlags(parse([]), {})).toEqual({
+      namespaces: [],
+      metricsAddress: ':8080',
+      probeAddress: ':8081',
+      leaderElection: false,
+      kubeRateLimit: { qps: 20, burst: 30 },
+      apiRateLimit: { qps: 10, burst: 20 },
+      resyncPeriodMs: 600_000,
+      shutdownTimeoutMs: 25_000,
+    });
+  });
+
+  it('reads every flag', () => {
+    const options = managerOptionsFromFlags(
+      parse([
+        '--watch-namespaces',
+        'team-a, team-b',
+        '--metrics-addr',
+        '0',
+        '--leader-elect',
+        '--leader-election-id',
+        'edge-lease',
+        '--kube-api-qps',
+        '50',
+        '--api-burst',
+        '5',
+        '--resync-period',
+        '90s',
+      ]),
+      { POD_NAMESPACE: 'edgeward-system' },
+    );
+    expect(options).toMatchObject({
+      namespaces: ['team-a', 'team-b'],
+      metricsAddress: '0',
+      leaderElection: { namespace: 'edgeward-system', name: 'edge-lease' },
+      kubeRateLimit: { qps: 50, burst: 30 },
+      apiRateLimit: { qps: 10, burst: 5 },
+      resyncPeriodMs: 90_000,
+    });
+  });
+
+  it('names the flag of a bad value', () => {
+    expect(() => managerOptionsFromFlags(parse(['--resync-period', '10']), {})).toThrow(/^--resync-period:/);
+    expect(() => managerOptionsFromFlags(parse(['--api-qps', 'fast']), {})).toThrow(/^--api-qps:/);
+    expect(() => managerOptionsFromFlags(parse(['--leader-elect']), {})).toThrow(
+      /^--leader-election-namespace:/,
+    );
+  });
+});

@@ -1,0 +1,83 @@
+import { parseDuration } from './duration.js';
+import type { ManagerOptions } from './manager.js';
+
+/**
+ * The runtime's command-line flags, in `node:util` `parseArgs` form, for `edgeward operator` to
+ * spread into its own options. Names follow controller-runtime's where one exists.
+ */
+export const RUNTIME_FLAGS = {
+  'watch-namespaces': { type: 'string' },
+  'metrics-addr': { type: 'string', default: ':8080' },
+  'health-probe-addr': { type: 'string', default: ':8081' },
+  'leader-elect': { type: 'boolean', default: false },
+  'leader-election-namespace': { type: 'string' },
+  'leader-election-id': { type: 'string', default: 'edgeward-operator' },
+  'kube-api-qps': { type: 'string', default: '20' },
+  'kube-api-burst': { type: 'string', default: '30' },
+  'api-qps': { type: 'string', default: '10' },
+  'api-burst': { type: 'string', default: '20' },
+  'resync-period': { type: 'string', default: '10m' },
+  'shutdown-timeout': { type: 'string', default: '25s' },
+} as const;
+
+export const RUNTIME_FLAGS_HELP = `  --watch-namespaces A,B          watch only these namespaces (default: all)
+  --metrics-addr ADDR             Prometheus /metrics listen address, 0 disables (default :8080)
+  --health-probe-addr ADDR        /healthz and /readyz listen address, 0 disables (default :8081)
+  --leader-elect                  run workers only while holding the leader Lease
+  --leader-election-namespace NS  namespace of the Lease (default: POD_NAMESPACE)
+  --leader-election-id NAME       name of the Lease (default edgeward-operator)
+  --kube-api-qps N, --kube-api-burst N   Kubernetes client rate limit (default 20 / 30)
+  --api-qps N, --api-burst N      edgeward API client rate limit (default 10 / 20)
+  --resync-period DURATION        default periodic resync (default 10m)
+  --shutdown-timeout DURATION     how long SIGTERM waits for reconciles in flight (default 25s)
+`;
+
+export type RuntimeFlagValues = { [K in keyof typeof RUNTIME_FLAGS]?: string | boolean };
+
+type FlagOptions = Omit<ManagerOptions, 'kubeConfig' | 'log' | 'metrics'>;
+
+/** Turns parsed flag values into manager options; throws naming the flag on a bad value. */
+export function managerOptionsFromFlags(
+  values: RuntimeFlagValues,
+  env: Record<string, string | undefined> = process.env,
+): FlagOptions {
+  const text = (name: keyof typeof RUNTIME_FLAGS) => {
+    const spec = RUNTIME_FLAGS[name];
+    const value = values[name] ?? ('default' in spec ? spec.default : undefined);
+    return typeof value === 'string' ? value : undefined;
+  };
+  const number = (name: keyof typeof RUNTIME_FLAGS) => {
+    const value = Number(text(name));
+    if (!Number.isFinite(value) || value < 0) throw new Error(`--${name}: not a non-negative number`);
+    return value;
+  };
+  const duration = (name: keyof typeof RUNTIME_FLAGS) => {
+    const value = parseDuration(text(name) ?? '');
+    if (value === undefined) throw new Error(`--${name}: not a duration like 30s, 10m or 1h`);
+    return value;
+  };
+  const namespaces = (text('watch-namespaces') ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  let leaderElection: ManagerOptions['leaderElection'] = false;
+  if (values['leader-elect'] === true) {
+    const namespace = text('leader-election-namespace') ?? env.POD_NAMESPACE;
+    if (!namespace) {
+      throw new Error(
+        '--leader-election-namespace: required with --leader-elect outside a pod (no POD_NAMESPACE)',
+      );
+    }
+    leaderElection = { namespace, name: text('leader-election-id') ?? 'edgeward-operator' };
+  }
+  return {
+    namespaces,
+    metricsAddress: text('metrics-addr'),
+    probeAddress: text('health-probe-addr'),
+    leaderElection,
+    kubeRateLimit: { qps: number('kube-api-qps'), burst: number('kube-api-burst') },
+    apiRateLimit: { qps: number('api-qps'), burst: number('api-burst') },
+    resyncPeriodMs: duration('resync-period'),
+    shutdownTimeoutMs: duration('shutdown-timeout'),
+  };
+}

@@ -1,0 +1,437 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { ClientOptions } from '../../client/transport.js';
+import { instrumentedClientOptions } from './client-instrumentation.js';
+import { EventRecorder } from './events.js';
+import { parseListenAddress, type RunningServer } from './http-listener.js';
+import { Informer } from './informer.js';
+import { keyOf, kindId, parseKey, type ResourceKind } from './kinds.js';
+import { KubeApi } from './kube-api.js';
+import { LeaderElector } from './leader-election.js';
+import { kubeListWatch, type SelectorOptions } from './list-watch.js';
+import { createLogger, type Logger, objectLogger } from './logger.js';
+import { OperatorMetrics, startMetricsServer } from './metrics.js';
+import { startProbeServer } from './probes.js';
+import { RateLimiter } from './rate-limiter.js';
+import { type ReferenceExtractor, ReferenceIndex } from './reference-index.js';
+import { ResourceClient } from './resource-client.js';
+import { ResyncScheduler } from './resync.js';
+import { StatusWriter } from './status-writer.js';
+import { specOrMetadataChanged } from './watch-mappers.js';
+import { type BackoffOptions, WorkQueue } from './work-queue.js';
+
+export interface ReconcileRequest {
+  /** `namespace/name` */
+  key: string;
+  namespace: string | undefined;
+  name: string;
+}
+
+export interface ReconcileContext {
+  /** Aborted when shutdown outlasts the drain timeout or leadership is lost: stop early. */
+  signal: AbortSignal;
+  /** Carries kind, namespace, name and a reconcileId. */
+  log: Logger;
+  /** Failed reconciles of this key since its last success. */
+  failures: number;
+}
+
+export interface ReconcileOutcome {
+  /** Reconcile again after this long (polling a server-side state); the backoff is reset. */
+  requeueAfterMs?: number;
+}
+
+/** Another kind whose changes should reconcile objects of the controller's kind. */
+export interface WatchSpec {
+  kind: ResourceKind;
+  /**
+   * Keys (`namespace/name`) of the controller's objects to reconcile when `object` changes.
+   * Default: the objects whose `references` name it (via the controller's reference index).
+   */
+  map?: (object: KubernetesObject) => string[];
+  /** Narrow the informer (e.g. only Secrets with the operator's label). */
+  selectors?: SelectorOptions;
+}
+
+/** What a controller gives the manager. */
+export interface Controller<T extends KubernetesObject = KubernetesObject> {
+  kind: ResourceKind;
+  /**
+   * Brings one object to its desired state; read it from `manager.informer(kind).cache` (absent =
+   * deleted). Throwing retries with per-key exponential backoff; returning `requeueAfterMs`
+   * schedules the next look. Must be idempotent: it also runs on every resync.
+   */
+  reconcile(
+    request: ReconcileRequest,
+    context: ReconcileContext,
+  ): Promise<ReconcileOutcome | undefined> | Promise<void>;
+  /** Concurrent reconciles of this kind (never two of one key). Default 2. */
+  workers?: number;
+  /** What an object names (IPPolicies, Secrets, ...), for the reverse index that `watches` use. */
+  references?: ReferenceExtractor<T>;
+  watches?: WatchSpec[];
+  /** Which updates of the kind's own objects enqueue. Default `specOrMetadataChanged`. */
+  shouldEnqueue?: (previous: T, object: T) => boolean;
+}
+
+/** The handle `register` returns: the controller's queue and reference index. */
+export interface RegisteredController<T extends KubernetesObject> {
+  readonly controller: Controller<T>;
+  readonly informer: Informer<T>;
+  readonly queue: WorkQueue;
+  readonly references: ReferenceIndex<T> | undefined;
+}
+
+export interface LeaderElectionConfig {
+  namespace: string;
+  /** Lease name. */
+  name: string;
+  /** Default `<hostname>_<uuid>`. */
+  identity?: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+export interface ManagerOptions {
+  kubeConfig: KubeConfig;
+  /** `--watch-namespaces`: watch only these; undefined or empty = all namespaces. */
+  namespaces?: readonly string[];
+  log?: Logger;
+  /** Client-side limit of Kubernetes calls. Default 20 qps, burst 30. */
+  kubeRateLimit?: { qps: number; burst: number };
+  /** Limit of edgeward API calls made through `clientOptions()`. Default 10 qps, burst 20. */
+  apiRateLimit?: { qps: number; burst: number };
+  /** Global bucket of rate-limited requeues, shared by all kinds. Default 10 qps, burst 100. */
+  queueRateLimit?: { qps: number; burst: number };
+  /** Per-key failure backoff. Default 1 s doubling to 5 min. */
+  backoff?: BackoffOptions;
+  /** Default resync period. Default 10 min; the `edgeward.dev/resync-period` annotation overrides. */
+  resyncPeriodMs?: number;
+  /** Leader election on a Lease; false runs workers at once (one replica, or tests). */
+  leaderElection: LeaderElectionConfig | false;
+  /** `--metrics-addr` (`:8080`); '0' or undefined disables. */
+  metricsAddress?: string;
+  /** `--health-probe-addr` (`:8081`); '0' or undefined disables. */
+  probeAddress?: string;
+  /** How long shutdown waits for in-flight reconciles before aborting them. Default 25 s. */
+  shutdownTimeoutMs?: number;
+  metrics?: OperatorMetrics;
+}
+
+export type StopReason = 'stopped' | 'leadership-lost';
+
+type State = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
+
+/**
+ * Runs controllers the way controller-runtime's manager does: one shared informer per kind
+ * (caches warm in every replica), a work queue per controller, workers only while this replica
+ * leads, periodic resync, metrics and probes, and a graceful shutdown: stop handing out work,
+ * let in-flight reconciles finish (then abort them), stop informers, release the Lease.
+ */
+export class Manager {
+  readonly api: KubeApi;
+  readonly metrics: OperatorMetrics;
+  readonly events: EventRecorder;
+  readonly statusWriter = new StatusWriter();
+  readonly log: Logger;
+  readonly #options: ManagerOptions;
+  readonly #informers = new Map<string, Informer<KubernetesObject>>();
+  // biome-ignore lint/suspicious/noExplicitAny: controllers of different object types share one list.
+  readonly #controllers: RegisteredController<any>[] = [];
+  readonly #resyncs: ResyncScheduler<KubernetesObject>[] = [];
+  readonly #queueLimiter: RateLimiter;
+  readonly #apiLimiter: RateLimiter;
+  readonly #elector: LeaderElector | undefined;
+  readonly #servers: RunningServer[] = [];
+  #state: State = 'new';
+  #workers: Promise<void>[] = [];
+  #workAbort = new AbortController();
+  #stopping: Promise<void> | undefined;
+  #resolveDone!: (reason: StopReason) => void;
+  /** Resolves when the manager has stopped, saying why. */
+  readonly done: Promise<StopReason>;
+
+  constructor(options: ManagerOptions) {
+    this.#options = options;
+    this.log = options.log ?? createLogger();
+    this.metrics = options.metrics ?? new OperatorMetrics();
+    const kubeLimit = options.kubeRateLimit ?? { qps: 20, burst: 30 };
+    this.api = new KubeApi(options.kubeConfig, {
+      limiter: new RateLimiter(kubeLimit),
+      onResponse: (info) => this.metrics.apiRequest('kubernetes', info.method, info.statusCode),
+    });
+    this.#queueLimiter = new RateLimiter(options.queueRateLimit ?? { qps: 10, burst: 100 });
+    this.#apiLimiter = new RateLimiter(options.apiRateLimit ?? { qps: 10, burst: 20 });
+    this.events = new EventRecorder({ api: this.api, log: this.log });
+    this.done = new Promise((resolve) => {
+      this.#resolveDone = resolve;
+    });
+    const election = options.leaderElection;
+    if (election) {
+      this.#elector = new LeaderElector({
+        api: this.api,
+        namespace: election.namespace,
+        name: election.name,
+        identity: election.identity ?? `${hostname()}_${randomUUID()}`,
+        leaseDurationMs: election.leaseDurationMs,
+        renewDeadlineMs: election.renewDeadlineMs,
+        retryPeriodMs: election.retryPeriodMs,
+        log: this.log,
+        onStartedLeading: () => {
+          this.metrics.setLeader(true);
+          if (this.#state === 'running') this.#startWorkers();
+        },
+        onStoppedLeading: () => {
+          this.metrics.setLeader(false);
+          // Another replica may lead now: stop at once rather than race it (the process exits
+          // and restarts as a standby, as controller-runtime's managers do).
+          if (this.#state === 'running' || this.#state === 'starting') void this.#stop('leadership-lost');
+        },
+      });
+    }
+  }
+
+  get isLeader(): boolean {
+    return this.#elector ? this.#elector.isLeader : this.#state === 'running';
+  }
+
+  get leaderElector(): LeaderElector | undefined {
+    return this.#elector;
+  }
+
+  /** A typed client of any kind, over the manager's rate-limited, measured Kubernetes client. */
+  resources<T extends KubernetesObject>(kind: ResourceKind): ResourceClient<T> {
+    return new ResourceClient<T>(this.api, kind);
+  }
+
+  /** Options for an `EdgewardClient` with the manager's API rate limiter and metrics wired in. */
+  clientOptions(base: ClientOptions): ClientOptions {
+    return instrumentedClientOptions(base, { limiter: this.#apiLimiter, metrics: this.metrics });
+  }
+
+  /** The shared informer of a kind (created on first use; started by `start`, or now if running). */
+  informer<T extends KubernetesObject>(kind: ResourceKind, selectors: SelectorOptions = {}): Informer<T> {
+    const id = `${kindId(kind)}?${selectors.labelSelector ?? ''}&${selectors.fieldSelector ?? ''}`;
+    let informer = this.#informers.get(id);
+    if (!informer) {
+      informer = new Informer<KubernetesObject>({
+        kind,
+        source: kubeListWatch(this.api, kind, selectors),
+        namespaces: this.#options.namespaces,
+        log: this.log,
+      });
+      this.#informers.set(id, informer);
+      if (this.#state === 'starting' || this.#state === 'running') informer.start();
+    }
+    return informer as unknown as Informer<T>;
+  }
+
+  register<T extends KubernetesObject>(controller: Controller<T>): RegisteredController<T> {
+    if (this.#state !== 'new') throw new Error('register controllers before start()');
+    const kind = controller.kind.kind;
+    const informer = this.informer<T>(controller.kind);
+    const queue = new WorkQueue({ limiter: this.#queueLimiter, backoff: this.#options.backoff });
+    const references = controller.references ? new ReferenceIndex<T>(controller.references) : undefined;
+    const shouldEnqueue = controller.shouldEnqueue ?? specOrMetadataChanged;
+    informer.addHandlers({
+      onAdd: (object) => {
+        references?.observe(object);
+        queue.add(keyOf(object));
+      },
+      onUpdate: (previous, object) => {
+        references?.observe(object);
+        if (shouldEnqueue(previous, object)) queue.add(keyOf(object));
+      },
+      onDelete: (object) => {
+        references?.forget(keyOf(object));
+        queue.add(keyOf(object));
+      },
+    });
+    for (const watch of controller.watches ?? []) {
+      const map =
+        watch.map ??
+        ((object: KubernetesObject) =>
+          references?.referrersOf({
+            kind: watch.kind.kind,
+            namespace: object.metadata?.namespace,
+            name: object.metadata?.name ?? '',
+          }) ?? []);
+      const enqueue = (...objects: KubernetesObject[]) => {
+        for (const key of new Set(objects.flatMap(map))) queue.add(key);
+      };
+      this.informer(watch.kind, watch.selectors).addHandlers({
+        onAdd: (object) => enqueue(object),
+        onUpdate: (previous, object) => enqueue(previous, object),
+        onDelete: (object) => enqueue(object),
+      });
+    }
+    this.#resyncs.push(
+      new ResyncScheduler<KubernetesObject>({
+        list: () => informer.cache.list(),
+        enqueue: (key) => queue.add(key),
+        defaultPeriodMs: this.#options.resyncPeriodMs,
+        onInvalidPeriod: (object, value) =>
+          this.log.warn(
+            { kind, key: keyOf(object), value },
+            'invalid edgeward.dev/resync-period; using the default',
+          ),
+      }),
+    );
+    this.metrics.trackQueueDepth(kind, () => queue.length);
+    const registered: RegisteredController<T> = { controller, informer, queue, references };
+    this.#controllers.push(registered);
+    return registered;
+  }
+
+  /**
+   * Starts servers and informers, waits until every cache is synced, then runs workers (at once,
+   * or when this replica becomes leader). Resolves when the caches are synced.
+   */
+  async start(signal?: AbortSignal): Promise<void> {
+    if (this.#state !== 'new') throw new Error(`manager already ${this.#state}`);
+    this.#state = 'starting';
+    const metricsAddress = parseListenAddress(this.#options.metricsAddress);
+    const probeAddress = parseListenAddress(this.#options.probeAddress);
+    if (metricsAddress) this.#servers.push(await startMetricsServer(metricsAddress, this.metrics));
+    if (probeAddress) {
+      this.#servers.push(
+        await startProbeServer(probeAddress, {
+          liveness: { ping: () => true },
+          readiness: {
+            'informers-synced': () => this.cachesSynced(),
+            'leader-election': () => !this.#elector || this.#elector.running,
+            'not-shutting-down': () => this.#state === 'starting' || this.#state === 'running',
+          },
+        }),
+      );
+    }
+    for (const informer of this.#informers.values()) informer.start();
+    try {
+      await Promise.all([...this.#informers.values()].map((informer) => informer.waitForSync(signal)));
+    } catch (error) {
+      await this.stop();
+      throw new Error('caches did not sync', { cause: error });
+    }
+    if (this.#state !== 'starting') return;
+    this.log.info({ informers: this.#informers.size }, 'caches synced');
+    this.#state = 'running';
+    for (const resync of this.#resyncs) resync.start();
+    if (this.#elector) {
+      this.#elector.run();
+    } else {
+      this.#startWorkers();
+    }
+  }
+
+  /** The URLs of the metrics and probe servers, in that order of what is enabled. */
+  get serverUrls(): string[] {
+    return this.#servers.map((server) => server.url);
+  }
+
+  cachesSynced(): boolean {
+    return [...this.#informers.values()].every((informer) => informer.hasSynced());
+  }
+
+  /** Graceful shutdown (idempotent); SIGTERM calls this via `installSignalHandlers`. */
+  stop(): Promise<void> {
+    return this.#stop('stopped');
+  }
+
+  /** SIGTERM and SIGINT stop the manager; returns a function that removes the handlers. */
+  installSignalHandlers(): () => void {
+    const onSignal = (signal: NodeJS.Signals) => {
+      this.log.info({ signal }, 'shutting down');
+      void this.stop();
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    return () => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    };
+  }
+
+  #stop(reason: StopReason): Promise<void> {
+    this.#stopping ??= this.#shutdown(reason);
+    return this.#stopping;
+  }
+
+  async #shutdown(reason: StopReason): Promise<void> {
+    this.#state = 'stopping';
+    for (const resync of this.#resyncs) resync.stop();
+    // Stop handing out work; reconciles in flight go on until they finish or time runs out.
+    for (const { queue } of this.#controllers) queue.shutDown();
+    const timeoutMs = this.#options.shutdownTimeoutMs ?? 25_000;
+    const drained = await Promise.race([
+      Promise.all(this.#workers).then(() => true),
+      sleep(timeoutMs, false, { ref: false }),
+    ]);
+    if (!drained) {
+      this.log.warn({ timeoutMs }, 'reconciles still running at the shutdown timeout: aborting them');
+      this.#workAbort.abort(new Error('manager shutting down'));
+      await Promise.race([Promise.all(this.#workers), sleep(2000, undefined, { ref: false })]);
+    }
+    await Promise.all([...this.#informers.values()].map((informer) => informer.stop()));
+    // Release the Lease only now, so the next leader never overlaps our last reconciles (after a
+    // lost leadership this is a no-op unless we had taken the Lease back meanwhile).
+    await this.#elector?.stop({ release: true });
+    this.metrics.setLeader(false);
+    await Promise.all(this.#servers.map((server) => server.close()));
+    this.#state = 'stopped';
+    this.log.info({ reason }, 'manager stopped');
+    this.#resolveDone(reason);
+  }
+
+  #startWorkers(): void {
+    if (this.#workers.length > 0) return;
+    this.log.info({ controllers: this.#controllers.length }, 'starting workers');
+    for (const registered of this.#controllers) {
+      // Everything cached is due once when work starts (a standby's queue may hold only part).
+      for (const key of registered.informer.cache.keys()) registered.queue.add(key);
+      for (let worker = 0; worker < (registered.controller.workers ?? 2); worker++) {
+        this.#workers.push(this.#work(registered));
+      }
+    }
+  }
+
+  async #work<T extends KubernetesObject>(registered: RegisteredController<T>): Promise<void> {
+    const { controller, queue } = registered;
+    const kind = controller.kind.kind;
+    for (let key = await queue.get(); key !== undefined; key = await queue.get()) {
+      const { namespace, name } = parseKey(key);
+      const log = objectLogger(this.log, {
+        kind,
+        namespace,
+        name,
+        reconcileId: randomBytes(4).toString('hex'),
+      });
+      const started = performance.now();
+      const seconds = () => (performance.now() - started) / 1000;
+      try {
+        const outcome = await controller.reconcile(
+          { key, namespace, name },
+          { signal: this.#workAbort.signal, log, failures: queue.failures(key) },
+        );
+        queue.forget(key);
+        if (outcome?.requeueAfterMs !== undefined) {
+          queue.addAfter(key, outcome.requeueAfterMs);
+          this.metrics.observeReconcile(kind, 'requeue', seconds());
+        } else {
+          this.metrics.observeReconcile(kind, 'success', seconds());
+        }
+      } catch (error) {
+        this.metrics.observeReconcile(kind, 'error', seconds());
+        if (!queue.shuttingDown) {
+          const delay = queue.addRateLimited(key);
+          this.metrics.retried(kind);
+          log.warn({ err: error, retryInMs: delay, failures: queue.failures(key) }, 'reconcile failed');
+        }
+      } finally {
+        queue.done(key);
+      }
+    }
+  }
+}

@@ -1,0 +1,69 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { RESYNC_PERIOD_ANNOTATION, ResyncScheduler } from './resync.js';
+
+const object = (name: string, period?: string): KubernetesObject => ({
+  metadata: { namespace: 'ns', name, annotations: period ? { [RESYNC_PERIOD_ANNOTATION]: period } : {} },
+});
+
+describe('ResyncScheduler', () => {
+  it('re-enqueues every cached object once per period, each on its own jittered schedule', () => {
+    const objects = [object('a'), object('b', '30s'), object('c', 'soon')];
+    const enqueued: string[] = [];
+    const invalid: string[] = [];
+    let random = 0.5;
+    const resync = new ResyncScheduler({
+      list: () => objects,
+      enqueue: (key) => enqueued.push(key),
+      defaultPeriodMs: 600_000,
+      random: () => random,
+      onInvalidPeriod: (_object, value) => invalid.push(value),
+    });
+    resync.tick(0); // first sight: schedules, enqueues nothing
+    expect(enqueued).toEqual([]);
+    expect(invalid).toContain('soon');
+    expect(resync.dueAt('ns/a')).toBe(600_000);
+    expect(resync.dueAt('ns/b')).toBe(30_000);
+    expect(resync.dueAt('ns/c')).toBe(600_000);
+    resync.tick(29_999);
+    expect(enqueued).toEqual([]);
+    random = 1; // +10 %
+    resync.tick(30_000);
+    expect(enqueued).toEqual(['ns/b']);
+    expect(resync.dueAt('ns/b')).toBe(63_000);
+    random = 0; // -10 %
+    resync.tick(600_000);
+    expect(enqueued).toEqual(['ns/b', 'ns/a', 'ns/b', 'ns/c']);
+    expect(resync.dueAt('ns/a')).toBe(1_140_000);
+  });
+
+  it('reschedules when the annotation changes and drops objects that left the cache', () => {
+    const objects = [object('a')];
+    const enqueued: string[] = [];
+    const resync = new ResyncScheduler({
+      list: () => objects,
+      enqueue: (key) => enqueued.push(key),
+      random: () => 0.5,
+    });
+    resync.tick(0);
+    objects[0] = object('a', '1m');
+    resync.tick(1000);
+    expect(resync.dueAt('ns/a')).toBe(61_000);
+    objects.pop();
+    resync.tick(2000);
+    expect(resync.dueAt('ns/a')).toBeUndefined();
+    resync.tick(10_000_000);
+    expect(enqueued).toEqual([]);
+  });
+
+  it('does not let an annotation go below the minimum period', () => {
+    const resync = new ResyncScheduler<KubernetesObject>({
+      list: () => [],
+      enqueue: () => {},
+      minPeriodMs: 10_000,
+    });
+    expect(resync.periodOf(object('a', '1s'))).toBe(10_000);
+    expect(resync.periodOf(object('a', '1h30m'))).toBe(5_400_000);
+    expect(resync.periodOf(object('a'))).toBe(600_000);
+  });
+});

@@ -1,0 +1,54 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { apiVersionOf, objectKey, type ResourceKind } from './kinds.js';
+
+/**
+ * Maps an object to the keys of its owners of `ownerKind` (same namespace, from
+ * `metadata.ownerReferences`): a Secret the operator wrote for a TunnelCredential enqueues that
+ * TunnelCredential when someone edits or deletes it.
+ */
+export function ownersOf(ownerKind: ResourceKind): (object: KubernetesObject) => string[] {
+  const group = ownerKind.group;
+  return (object) =>
+    (object.metadata?.ownerReferences ?? [])
+      .filter((owner) => owner.kind === ownerKind.kind && groupOf(owner.apiVersion) === group)
+      .map((owner) => objectKey(object.metadata?.namespace, owner.name));
+}
+
+function groupOf(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? '' : apiVersion.slice(0, slash);
+}
+
+/** An ownerReference that makes `owner` the controller of the object it is put on. */
+export function controllerReference(owner: KubernetesObject, ownerKind: ResourceKind) {
+  const name = owner.metadata?.name;
+  const uid = owner.metadata?.uid;
+  if (!name || !uid) throw new Error('an owner needs metadata.name and metadata.uid');
+  return {
+    apiVersion: apiVersionOf(ownerKind),
+    kind: ownerKind.kind,
+    name,
+    uid,
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+/**
+ * The default filter for updates of a controller's own kind: reconcile when the spec changed
+ * (generation), or labels, annotations, finalizers or the deletion timestamp did; not for
+ * status-only updates (our own status writes would otherwise loop). Kinds without a generation
+ * (ConfigMap, Secret) always pass.
+ */
+export function specOrMetadataChanged(previous: KubernetesObject, object: KubernetesObject): boolean {
+  const before = previous.metadata ?? {};
+  const after = object.metadata ?? {};
+  if (after.generation === undefined) return true;
+  return (
+    before.generation !== after.generation ||
+    String(before.deletionTimestamp) !== String(after.deletionTimestamp) ||
+    JSON.stringify(before.labels ?? {}) !== JSON.stringify(after.labels ?? {}) ||
+    JSON.stringify(before.annotations ?? {}) !== JSON.stringify(after.annotations ?? {}) ||
+    JSON.stringify(before.finalizers ?? []) !== JSON.stringify(after.finalizers ?? [])
+  );
+}
