@@ -72,6 +72,22 @@ describe('Transport', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
   });
 
+  it('tells onResponse the Retry-After of a 429, so a shared limiter can pause', async () => {
+    const server = await scriptedServer([
+      { status: 429, headers: { 'retry-after': '2' }, body: error(429, 'ERR_EDGEWARD_700') },
+    ]);
+    const seen: Array<number | undefined> = [];
+    const transport = new Transport({
+      baseUrl: server.url,
+      apiKey: 'k',
+      retry: { maxAttempts: 1 },
+      onResponse: (info) => seen.push(info.retryAfterMs),
+    });
+    cleanup.push(() => transport.close(), server.close);
+    await expect(transport.send('GET', '/x')).rejects.toBeInstanceOf(EdgewardApiError);
+    expect(seen).toEqual([2000]);
+  });
+
   it('gives up after maxAttempts on 503 with a typed error', async () => {
     const { server, transport } = await setup([{ status: 503, body: error(503, 'ERR_EDGEWARD_800') }]);
     const failure = await transport.send('GET', '/things').catch((e: unknown) => e);

@@ -14,7 +14,14 @@ export interface ClientOptions {
   dispatcher?: Dispatcher;
   userAgent?: string;
   /** Called after every HTTP attempt: for metrics (requests by method and status) and rate limiters. */
-  onResponse?: (info: { method: string; path: string; statusCode: number; attempt: number }) => void;
+  onResponse?: (info: {
+    method: string;
+    path: string;
+    statusCode: number;
+    attempt: number;
+    /** The server's `Retry-After`, when it sent one (429, 503): a shared limiter can pause that long. */
+    retryAfterMs?: number;
+  }) => void;
   /** Called before every HTTP attempt; may wait (a client-side rate limiter). */
   beforeRequest?: (info: { method: string; path: string }) => Promise<void>;
 }
@@ -117,7 +124,14 @@ export class Transport {
         await sleep(backoffMs(attempt, this.#retry, undefined), undefined, { signal: options.signal });
         continue;
       }
-      this.#options.onResponse?.({ method, path: url.pathname, statusCode, attempt });
+      const retryAfter = retryAfterMs(responseHeaders['retry-after']);
+      this.#options.onResponse?.({
+        method,
+        path: url.pathname,
+        statusCode,
+        attempt,
+        ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
+      });
       if (statusCode < 400) return parseSuccess<T>(text, method, label);
       if (retryable && RETRYABLE_STATUS.has(statusCode) && attempt < this.#retry.maxAttempts) {
         const wait = backoffMs(attempt, this.#retry, retryAfterMs(responseHeaders['retry-after']));

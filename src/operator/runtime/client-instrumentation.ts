@@ -2,10 +2,7 @@ import type { ClientOptions } from '../../client/transport.js';
 import type { OperatorMetrics } from './metrics.js';
 import type { RateLimiter } from './rate-limiter.js';
 
-type ResponseInfo = Parameters<NonNullable<ClientOptions['onResponse']>>[0] & {
-  /** Retry-After of the response in ms, if the client reports it (it does not yet: see README). */
-  retryAfterMs?: number;
-};
+type ResponseInfo = Parameters<NonNullable<ClientOptions['onResponse']>>[0];
 
 export interface ClientInstrumentation {
   /** Every edgeward API attempt waits for a token (flag: --api-qps / --api-burst). */
