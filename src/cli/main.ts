@@ -2,6 +2,7 @@ import { crdsCommand } from './crds-command.js';
 import { demoCommand } from './demo-command.js';
 import { devClusterCommand } from './dev-cluster-command.js';
 import { openApiCommand } from './openapi-command.js';
+import { operatorCommand } from './operator-command.js';
 import { serverCommand } from './server-command.js';
 import { toolsCommand } from './tools-command.js';
 
@@ -13,6 +14,7 @@ commands:
   openapi      print the OpenAPI 3.1 document
   crds         print the operator's CustomResourceDefinitions (edgeward crds --help)
   dev-cluster  start or stop a local etcd + kube-apiserver (edgeward dev-cluster --help)
+  operator     run the Kubernetes operator (edgeward operator --help)
   tools        build the Kubernetes test tools (etcd, kube-apiserver, kubectl, helm) into the cache
 `;
 
@@ -28,6 +30,8 @@ export async function runCli(argv: string[]): Promise<number | undefined> {
       return devClusterCommand(rest);
     case 'tools':
       return toolsCommand(rest);
+    case 'operator':
+      return operatorCommand(rest);
     case 'openapi':
       return openApiCommand();
     case 'crds':

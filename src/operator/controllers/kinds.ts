@@ -1,0 +1,23 @@
+import { API_GROUP, API_VERSION } from '../crds/common.js';
+import type { KindDefinition } from '../crds/kind.js';
+import {
+  botUserKind,
+  certificateAuthorityKind,
+  ipPolicyKind,
+  reservedAddressKind,
+  tlsEdgeKind,
+  tunnelCredentialKind,
+} from '../crds/kinds/index.js';
+import type { ResourceKind } from '../runtime/kinds.js';
+
+/** The runtime's view (group, version, plural) of a generated CRD kind. */
+export function resourceKindOf(definition: KindDefinition): ResourceKind {
+  return { group: API_GROUP, version: API_VERSION, kind: definition.kind, plural: definition.plural };
+}
+
+export const BOT_USER = resourceKindOf(botUserKind);
+export const RESERVED_ADDRESS = resourceKindOf(reservedAddressKind);
+export const TUNNEL_CREDENTIAL = resourceKindOf(tunnelCredentialKind);
+export const IP_POLICY = resourceKindOf(ipPolicyKind);
+export const TLS_EDGE = resourceKindOf(tlsEdgeKind);
+export const CERTIFICATE_AUTHORITY = resourceKindOf(certificateAuthorityKind);

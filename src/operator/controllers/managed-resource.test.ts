@@ -1,0 +1,261 @@
+import { describe, expect, it } from 'vitest';
+import { EdgewardApiError, EdgewardTransportError } from '../../client/errors.js';
+import type { Informer } from '../runtime/informer.js';
+import { silentLogger } from '../runtime/logger.js';
+import type { Manager, ReconcileContext } from '../runtime/manager.js';
+import type { JsonPatchOperation, ResourceClient } from '../runtime/resource-client.js';
+import { StatusWriter } from '../runtime/status-writer.js';
+import {
+  type ManagedController,
+  type ManagedObject,
+  type RemoteResource,
+  type ResourceSync,
+  reconcileManaged,
+} from './managed-resource.js';
+
+type Thing = ManagedObject & { spec: { name: string; deletionPolicy?: 'Delete' | 'Orphan' } };
+type RemoteThing = RemoteResource & { name: string };
+
+const KIND = { group: 'edgeward.dev', version: 'v1alpha1', kind: 'Thing', plural: 'things' };
+const context: ReconcileContext = { signal: new AbortController().signal, log: silentLogger, failures: 0 };
+const request = { key: 'ns/a', namespace: 'ns', name: 'a' };
+
+function apiError(statusCode: number): EdgewardApiError {
+  return new EdgewardApiError({
+    method: 'POST',
+    path: '/things',
+    statusCode,
+    errorCode: 'ERR_EW_100',
+    msg: 'name: bad',
+    operationId: undefined,
+  });
+}
+
+/** A fake cluster object store and server: records every Kubernetes and API write. */
+function harness(
+  initial: Partial<Thing> & { spec: Thing['spec'] },
+  resolve: ResourceSync<Thing, undefined, RemoteThing>['resolve'] = async () => ({
+    ready: true,
+    value: undefined,
+  }),
+) {
+  let stored: Thing = {
+    apiVersion: 'edgeward.dev/v1alpha1',
+    kind: 'Thing',
+    ...initial,
+    metadata: {
+      name: 'a',
+      namespace: 'ns',
+      uid: 'uid-1',
+      generation: 3,
+      resourceVersion: '1',
+      ...initial.metadata,
+    },
+  };
+  const kube: string[] = [];
+  const api: string[] = [];
+  const events: string[] = [];
+  const server = new Map<string, RemoteThing>();
+  const bump = (next: Thing) => {
+    stored = {
+      ...next,
+      metadata: { ...next.metadata, resourceVersion: String(Number(stored.metadata?.resourceVersion) + 1) },
+    };
+    return stored;
+  };
+  const client = {
+    kind: KIND,
+    async get() {
+      return stored;
+    },
+    async patch(_ns: string, _name: string, ops: JsonPatchOperation[]) {
+      kube.push(`patch ${ops.map((op) => op.op).join(',')}`);
+      const finalizers = [...(stored.metadata?.finalizers ?? [])];
+      for (const op of ops) {
+        if (op.op === 'add') finalizers.push(...(Array.isArray(op.value) ? op.value : [op.value as string]));
+        if (op.op === 'remove') finalizers.splice(Number(op.path.split('/').pop()), 1);
+      }
+      return bump({ ...stored, metadata: { ...stored.metadata, finalizers } });
+    },
+    async replaceStatus(object: Thing) {
+      kube.push('status');
+      return bump({ ...stored, status: object.status });
+    },
+  } as unknown as ResourceClient<Thing>;
+  let failCreate: Error | undefined;
+  const sync: ResourceSync<Thing, undefined, RemoteThing> = {
+    resolve,
+    async get(id) {
+      api.push(`GET ${id}`);
+      const found = server.get(id);
+      if (!found) throw Object.assign(apiError(404));
+      return found;
+    },
+    async create(object, _resolved, options) {
+      api.push(`POST key=${options.idempotencyKey}`);
+      if (failCreate) throw failCreate;
+      const created = {
+        id: `thg_${server.size + 1}`,
+        uri: `/things/thg_${server.size + 1}`,
+        name: object.spec.name,
+      };
+      server.set(created.id, created);
+      return created;
+    },
+    async update(object, _resolved, remote) {
+      if (remote.name === object.spec.name) return { remote, changed: false };
+      api.push(`PATCH ${remote.id}`);
+      const updated = { ...remote, name: object.spec.name };
+      server.set(remote.id, updated);
+      return { remote: updated, changed: true };
+    },
+    async delete(id) {
+      api.push(`DELETE ${id}`);
+      if (!server.delete(id)) throw apiError(404);
+    },
+  };
+  const manager = {
+    statusWriter: new StatusWriter(),
+    events: {
+      async normal(_object: unknown, reason: string) {
+        events.push(`Normal ${reason}`);
+      },
+      async warning(_object: unknown, reason: string) {
+        events.push(`Warning ${reason}`);
+      },
+    },
+  } as unknown as Manager;
+  const informer = { cache: { get: () => stored } } as unknown as Informer<Thing>;
+  const controller: ManagedController<Thing, undefined, RemoteThing> = {
+    manager,
+    kind: KIND,
+    client,
+    informer,
+    sync,
+  };
+  return {
+    reconcile: () => reconcileManaged(controller, request, context),
+    get object() {
+      return stored;
+    },
+    set object(next: Thing) {
+      stored = next;
+    },
+    kube,
+    api,
+    events,
+    server,
+    failCreateWith(error: Error | undefined) {
+      failCreate = error;
+    },
+  };
+}
+
+const ready = (object: Thing) => object.status?.conditions?.find((c) => c.type === 'Ready');
+
+describe('reconcileManaged', () => {
+  it('adds the finalizer before the create, creates with <uid>-<generation>, and writes status once', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    await h.reconcile();
+    expect(h.kube).toEqual(['patch test,add', 'status']);
+    expect(h.api).toEqual(['POST key=uid-1-3']);
+    expect(h.events).toEqual(['Normal Created']);
+    expect(h.object.metadata?.finalizers).toEqual(['edgeward.dev/finalizer']);
+    expect(h.object.status).toMatchObject({ id: 'thg_1', uri: '/things/thg_1', observedGeneration: 3 });
+    expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Created', observedGeneration: 3 });
+  });
+
+  it('makes no write at all when nothing changed', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    await h.reconcile();
+    h.kube.length = 0;
+    h.api.length = 0;
+    await h.reconcile();
+    expect(h.api).toEqual(['GET thg_1']);
+    expect(h.kube).toEqual(['status']); // Ready's reason moves from Created to UpToDate once
+    h.kube.length = 0;
+    await h.reconcile();
+    expect(h.kube).toEqual([]);
+  });
+
+  it('patches a changed spec and recreates a resource deleted on the server with a new key', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    await h.reconcile();
+    h.object = { ...h.object, spec: { name: 'two' }, metadata: { ...h.object.metadata, generation: 4 } };
+    await h.reconcile();
+    expect(h.api.slice(-2)).toEqual(['GET thg_1', 'PATCH thg_1']);
+    expect(h.server.get('thg_1')?.name).toBe('two');
+    h.server.clear();
+    await h.reconcile();
+    expect(h.api.at(-1)).toBe('POST key=uid-1-4-replaces-thg_1');
+  });
+
+  it('does nothing but report Paused while the paused annotation is set', async () => {
+    const h = harness({
+      spec: { name: 'one' },
+      metadata: { annotations: { 'edgeward.dev/paused': 'true' } },
+    });
+    await h.reconcile();
+    expect(h.api).toEqual([]);
+    expect(h.object.metadata?.finalizers).toBeUndefined();
+    expect(h.object.status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({
+      status: 'False',
+      reason: 'Paused',
+    });
+  });
+
+  it('reports a 400 as InvalidSpec with a Warning and does not retry the same generation', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    h.failCreateWith(apiError(400));
+    await expect(h.reconcile()).resolves.toBeUndefined();
+    expect(ready(h.object)).toMatchObject({ status: 'False', reason: 'InvalidSpec', observedGeneration: 3 });
+    expect(h.events).toEqual(['Warning InvalidSpec']);
+    await h.reconcile();
+    expect(h.api).toEqual(['POST key=uid-1-3']);
+  });
+
+  it('reports 5xx and transport errors as ApiUnavailable and rethrows them for backoff', async () => {
+    for (const error of [
+      apiError(503),
+      apiError(429),
+      new EdgewardTransportError('POST', '/things', new Error('refused')),
+    ]) {
+      const h = harness({ spec: { name: 'one' } });
+      h.failCreateWith(error);
+      await expect(h.reconcile()).rejects.toBe(error);
+      expect(ready(h.object)).toMatchObject({ status: 'False', reason: 'ApiUnavailable' });
+    }
+  });
+
+  it('deletes remotely (404 counts) then removes the finalizer; Orphan deletes nothing', async () => {
+    for (const [policy, expected] of [
+      ['Delete', ['DELETE thg_1']],
+      ['Orphan', []],
+    ] as const) {
+      const h = harness({ spec: { name: 'one', deletionPolicy: policy } });
+      await h.reconcile();
+      h.api.length = 0;
+      h.object = { ...h.object, metadata: { ...h.object.metadata, deletionTimestamp: new Date() } };
+      await h.reconcile();
+      expect(h.api).toEqual(expected);
+      expect(h.object.metadata?.finalizers).toEqual([]);
+    }
+    const gone = harness({ spec: { name: 'one' } });
+    await gone.reconcile();
+    gone.server.clear();
+    gone.object = { ...gone.object, metadata: { ...gone.object.metadata, deletionTimestamp: new Date() } };
+    await gone.reconcile();
+    expect(gone.object.metadata?.finalizers).toEqual([]);
+  });
+
+  it('waits on unresolved references without any API call', async () => {
+    const h = harness({ spec: { name: 'one' } }, async () => ({
+      ready: false,
+      reason: 'ReferenceNotReady',
+      message: 'spec.ownerRef: BotUser b is not Ready',
+    }));
+    await expect(h.reconcile()).resolves.toEqual({ requeueAfterMs: 10_000 });
+    expect(h.api).toEqual([]);
+    expect(ready(h.object)).toMatchObject({ status: 'False', reason: 'ReferenceNotReady' });
+  });
+});

@@ -1,0 +1,309 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { EdgewardApiError } from '../../client/errors.js';
+import { type Condition, ConditionType, getCondition, setCondition } from '../runtime/conditions.js';
+import { addFinalizer, hasFinalizer, isBeingDeleted, removeFinalizer } from '../runtime/finalizers.js';
+import type { Informer } from '../runtime/informer.js';
+import type { ResourceKind } from '../runtime/kinds.js';
+import type { Manager, ReconcileContext, ReconcileOutcome, ReconcileRequest } from '../runtime/manager.js';
+import type { ResourceClient } from '../runtime/resource-client.js';
+import { sameJson } from '../runtime/status-writer.js';
+
+/**
+ * The reconcile skeleton every edgeward controller shares (the shape of cert-manager's and
+ * Crossplane's managed resources): pause, finalizer, references, adopt/observe/create/update,
+ * delete, and one status write per reconcile. A controller supplies only a `ResourceSync`: how to
+ * resolve its references, read, create, update and delete its server resource, and the
+ * kind-specific status fields.
+ */
+
+export const PAUSED_ANNOTATION = 'edgeward.dev/paused';
+export const ADOPT_ANNOTATION = 'edgeward.dev/adopt-id';
+
+/** How long to wait before looking again at references that are not ready yet. */
+const REFERENCE_RETRY_MS = 10_000;
+
+export interface ManagedStatus {
+  id?: string;
+  uri?: string;
+  observedGeneration?: number;
+  conditions?: Condition[];
+  [field: string]: unknown;
+}
+
+export type ManagedObject = KubernetesObject & {
+  spec: { deletionPolicy?: 'Delete' | 'Orphan' };
+  status?: ManagedStatus;
+};
+
+export interface RemoteResource {
+  id: string;
+  uri: string;
+}
+
+/** What `resolve` found: the values the desired state needs, or why it cannot be built yet. */
+export type Resolution<R> =
+  | { ready: true; value: R }
+  | { ready: false; reason: string; message: string; retryAfterMs?: number };
+
+/**
+ * A failure the same spec will always meet (e.g. a changed immutable field of an adopted
+ * resource): reported as Ready=False with `reason`, not retried until the spec changes.
+ */
+export class TerminalSyncError extends Error {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TerminalSyncError';
+  }
+}
+
+export interface ResourceSync<T extends ManagedObject, R, Remote extends RemoteResource> {
+  /** Resolves references (other CRs, Secrets); not ready -> Ready=False, no API writes. */
+  resolve(object: T, context: ReconcileContext): Promise<Resolution<R>>;
+  get(id: string): Promise<Remote>;
+  create(object: T, resolved: R, options: { idempotencyKey: string }): Promise<Remote>;
+  /**
+   * Runs after a create and before the status write (e.g. storing a one-time token). Throwing
+   * retries the whole reconcile; the create is then replayed by its Idempotency-Key.
+   */
+  afterCreate?(object: T, remote: Remote): Promise<void>;
+  /** Brings `remote` to the desired state writing only what differs; `changed` false = no writes. */
+  update(object: T, resolved: R, remote: Remote): Promise<{ remote: Remote; changed: boolean }>;
+  /** Deletes the server resource (and whatever the controller keeps for it); 404 counts as done. */
+  delete(id: string, object: T): Promise<void>;
+  /** Kind-specific status fields derived from the server resource. */
+  statusFields?(object: T, remote: Remote, resolved: R): Record<string, unknown>;
+}
+
+export interface ManagedController<T extends ManagedObject, R, Remote extends RemoteResource> {
+  manager: Manager;
+  kind: ResourceKind;
+  client: ResourceClient<T>;
+  informer: Informer<T>;
+  sync: ResourceSync<T, R, Remote>;
+}
+
+/** The keys of `desired` whose values differ from `current` (for PATCH bodies of changed fields only). */
+export function changedFields<D extends Record<string, unknown>>(
+  desired: D,
+  current: Record<string, unknown>,
+): Partial<D> {
+  const changed: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(desired)) {
+    if (value !== undefined && !sameJson(value, current[key])) changed[key] = value;
+  }
+  return changed as Partial<D>;
+}
+
+export const isApiNotFound = (error: unknown) => error instanceof EdgewardApiError && error.isNotFound;
+
+type Outcome = ReconcileOutcome | undefined;
+
+interface StatusUpdate {
+  ready: { status: 'True' | 'False'; reason: string; message: string };
+  synced: { status: 'True' | 'False'; reason: string; message: string };
+  remote?: RemoteResource;
+  fields?: Record<string, unknown>;
+}
+
+export async function reconcileManaged<T extends ManagedObject, R, Remote extends RemoteResource>(
+  controller: ManagedController<T, R, Remote>,
+  request: ReconcileRequest,
+  context: ReconcileContext,
+): Promise<Outcome> {
+  const { manager, client, informer, sync } = controller;
+  const cached = informer.cache.get(request.namespace, request.name);
+  if (!cached) return undefined;
+  let object = cached;
+  const generation = object.metadata?.generation;
+
+  if (object.metadata?.annotations?.[PAUSED_ANNOTATION] === 'true') {
+    await writeStatus(controller, object, {
+      ready: currentCondition(object, ConditionType.Ready),
+      synced: { status: 'False', reason: 'Paused', message: `${PAUSED_ANNOTATION} is "true"` },
+    });
+    return undefined;
+  }
+
+  if (isBeingDeleted(object)) {
+    if (!hasFinalizer(object)) return undefined;
+    const id = object.status?.id;
+    if ((object.spec.deletionPolicy ?? 'Delete') === 'Delete' && id) {
+      try {
+        await sync.delete(id, object);
+      } catch (error) {
+        if (!isApiNotFound(error)) return failed(controller, object, error);
+      }
+      await manager.events.normal(object, 'Deleted', `deleted ${id} on the server`);
+    }
+    await removeFinalizer(client, object);
+    return undefined;
+  }
+
+  // A terminal failure of this very generation is not retried by resyncs: only a new spec can fix it.
+  const ready = getCondition(object.status?.conditions, ConditionType.Ready);
+  if (
+    ready?.status === 'False' &&
+    TERMINAL_REASONS.has(ready.reason) &&
+    ready.observedGeneration === generation
+  ) {
+    return undefined;
+  }
+
+  // Before any remote create, so a server resource never exists without a finalizer to clean it up.
+  object = await addFinalizer(client, object);
+
+  let resolution: Resolution<R>;
+  try {
+    resolution = await sync.resolve(object, context);
+  } catch (error) {
+    return failed(controller, object, error);
+  }
+  if (!resolution.ready) {
+    await writeStatus(controller, object, {
+      ready: { status: 'False', reason: resolution.reason, message: resolution.message },
+      synced: { status: 'False', reason: resolution.reason, message: resolution.message },
+    });
+    return { requeueAfterMs: resolution.retryAfterMs ?? REFERENCE_RETRY_MS };
+  }
+  const resolved = resolution.value;
+
+  try {
+    const statusId = object.status?.id;
+    const adoptId = statusId ? undefined : object.metadata?.annotations?.[ADOPT_ANNOTATION];
+    const id = statusId ?? adoptId;
+    let remote: Remote | undefined;
+    if (id) {
+      try {
+        remote = await sync.get(id);
+      } catch (error) {
+        if (!isApiNotFound(error)) throw error;
+        if (adoptId) {
+          throw new TerminalSyncError(
+            'AdoptTargetNotFound',
+            `${ADOPT_ANNOTATION}: ${adoptId} does not exist`,
+          );
+        }
+        context.log.info({ id }, 'server resource gone: recreating it');
+      }
+    }
+    if (remote) {
+      const { remote: updated, changed } = await sync.update(object, resolved, remote);
+      if (adoptId) await manager.events.normal(object, 'Adopted', `adopted ${updated.id}`);
+      else if (changed) await manager.events.normal(object, 'Updated', `updated ${updated.id}`);
+      await writeReady(controller, object, resolved, updated, changed ? 'Updated' : 'UpToDate');
+      return undefined;
+    }
+    // `<uid>-<generation>`: a retry (or a restart after a crash) before status.id is written
+    // replays the first create instead of making a second resource. Recreating one deleted on the
+    // server must not replay that old answer, so the gone id goes into the key (still stable
+    // across retries, as status.id keeps the gone id until the recreate is recorded).
+    const idempotencyKey = statusId
+      ? `${object.metadata?.uid}-${generation}-replaces-${statusId}`
+      : `${object.metadata?.uid}-${generation}`;
+    const created = await sync.create(object, resolved, { idempotencyKey });
+    await sync.afterCreate?.(object, created);
+    await manager.events.normal(object, 'Created', `created ${created.id}`);
+    await writeReady(controller, object, resolved, created, 'Created');
+    return undefined;
+  } catch (error) {
+    return failed(controller, object, error);
+  }
+}
+
+const TERMINAL_REASONS = new Set(['InvalidSpec', 'ServerRejected', 'AdoptTargetNotFound']);
+
+async function writeReady<T extends ManagedObject, R, Remote extends RemoteResource>(
+  controller: ManagedController<T, R, Remote>,
+  object: T,
+  resolved: R,
+  remote: Remote,
+  reason: string,
+): Promise<void> {
+  const message = `${remote.id} matches the spec`;
+  await writeStatus(controller, object, {
+    ready: { status: 'True', reason, message },
+    synced: { status: 'True', reason: 'Synced', message },
+    remote,
+    fields: controller.sync.statusFields?.(object, remote, resolved),
+  });
+}
+
+/**
+ * Reports a failure: API 400s (and other terminal 4xx) end the reconcile (retried only for a new
+ * generation); 429, 5xx and transport errors are reported as ApiUnavailable and rethrown for backoff.
+ */
+async function failed<T extends ManagedObject, R, Remote extends RemoteResource>(
+  controller: ManagedController<T, R, Remote>,
+  object: T,
+  error: unknown,
+): Promise<Outcome> {
+  const terminal = terminalReason(error);
+  const message = error instanceof Error ? error.message : String(error);
+  if (terminal) {
+    await controller.manager.events.warning(object, terminal, message);
+    await writeStatus(controller, object, {
+      ready: { status: 'False', reason: terminal, message },
+      synced: { status: 'False', reason: terminal, message },
+    });
+    return undefined;
+  }
+  try {
+    await writeStatus(controller, object, {
+      ready: { status: 'False', reason: 'ApiUnavailable', message },
+      synced: { status: 'False', reason: 'ApiUnavailable', message },
+    });
+  } catch (statusError) {
+    throw new Error(message, { cause: new AggregateError([error, statusError]) });
+  }
+  throw error;
+}
+
+function terminalReason(error: unknown): string | undefined {
+  if (error instanceof TerminalSyncError) return error.reason;
+  if (error instanceof EdgewardApiError && error.isTerminal) {
+    return error.statusCode === 400 ? 'InvalidSpec' : 'ServerRejected';
+  }
+  return undefined;
+}
+
+function currentCondition(object: ManagedObject, type: string): StatusUpdate['ready'] {
+  const condition = getCondition(object.status?.conditions, type);
+  return condition
+    ? {
+        status: condition.status === 'True' ? 'True' : 'False',
+        reason: condition.reason,
+        message: condition.message,
+      }
+    : { status: 'False', reason: 'Pending', message: 'not reconciled yet' };
+}
+
+async function writeStatus<T extends ManagedObject, R, Remote extends RemoteResource>(
+  controller: ManagedController<T, R, Remote>,
+  object: T,
+  update: StatusUpdate,
+): Promise<void> {
+  await controller.manager.statusWriter.write<ManagedStatus, T>(controller.client, object, (current) => {
+    const observedGeneration = current.metadata?.generation;
+    let conditions = setCondition(
+      current.status?.conditions,
+      { type: ConditionType.Ready, ...update.ready },
+      {
+        observedGeneration,
+      },
+    );
+    conditions = setCondition(
+      conditions,
+      { type: ConditionType.Synced, ...update.synced },
+      { observedGeneration },
+    );
+    const status: ManagedStatus = { ...current.status, ...update.fields, observedGeneration, conditions };
+    if (update.remote) {
+      status.id = update.remote.id;
+      status.uri = update.remote.uri;
+    }
+    return status;
+  });
+}

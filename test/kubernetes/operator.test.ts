@@ -1,0 +1,533 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { hashToken } from '../../src/server/crypto/tokens.js';
+import { tool } from '../support/kubectl.js';
+import { ADMIN_KEY, idPattern, startTestServer, type TestServer } from '../support/server.js';
+
+/**
+ * The operator end to end: the CRDs on a real kube-apiserver, a real edgeward server, and the
+ * operator as a separate process (`edgeward operator`), driven only by `kubectl apply`/`delete` and
+ * checked against the server's raw API and database. Includes a SIGKILL in the middle of 50
+ * credential creates: after a restart there must be no duplicate and no lost token.
+ */
+
+const CRDS_DIR = fileURLToPath(new URL('../../crds/', import.meta.url));
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const suffix = randomBytes(3).toString('hex');
+const namespace = `edgeward-operator-${suffix}`;
+const GROUP_VERSION = 'edgeward.dev/v1alpha1';
+
+let kubeconfig: string;
+let t: TestServer;
+let operator: ChildProcess | undefined;
+let operatorOutput = '';
+
+const kubectl = (args: string[], input?: string) => tool(inject('kubectl'), kubeconfig, args, input);
+
+interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  observedGeneration?: number;
+}
+interface Cr {
+  metadata: {
+    name: string;
+    uid: string;
+    generation: number;
+    finalizers?: string[];
+    annotations?: Record<string, string>;
+  };
+  spec: Record<string, unknown>;
+  status?: {
+    id?: string;
+    uri?: string;
+    observedGeneration?: number;
+    conditions?: Condition[];
+    rules?: { id: string; cidr: string; action: string }[];
+  } & Record<string, unknown>;
+}
+interface Secret {
+  metadata: { name: string; ownerReferences?: { uid: string; kind: string; controller?: boolean }[] };
+  type: string;
+  data?: Record<string, string>;
+}
+
+function startOperator(): ChildProcess {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      CLI,
+      'operator',
+      '--api-url',
+      t.baseUrl,
+      '--watch-namespaces',
+      namespace,
+      '--metrics-addr',
+      '0',
+      '--health-probe-addr',
+      '0',
+      '--api-qps',
+      '20',
+    ],
+    {
+      env: { ...process.env, KUBECONFIG: kubeconfig, EDGEWARD_API_KEY: ADMIN_KEY, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const keep = (chunk: Buffer) => {
+    operatorOutput = (operatorOutput + chunk.toString('utf8')).slice(-20_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return child;
+}
+
+async function stopOperator(signal: NodeJS.Signals): Promise<void> {
+  const child = operator;
+  operator = undefined;
+  if (!child || child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill(signal);
+  await exited;
+}
+
+function yamlOf(kind: string, name: string, spec: Record<string, unknown>, annotations = {}): string {
+  return JSON.stringify({
+    apiVersion: GROUP_VERSION,
+    kind,
+    metadata: { name, namespace, annotations },
+    spec,
+  });
+}
+
+const apply = (...objects: string[]) =>
+  kubectl(
+    ['apply', '-f', '-'],
+    JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects.map((o) => JSON.parse(o)) }),
+  );
+
+async function getCr(plural: string, name: string): Promise<Cr | undefined> {
+  try {
+    const { stdout } = await kubectl(['get', '-n', namespace, `${plural}.edgeward.dev`, name, '-o', 'json']);
+    return JSON.parse(stdout) as Cr;
+  } catch (error) {
+    if (String(error).includes('NotFound')) return undefined;
+    throw error;
+  }
+}
+
+async function getSecret(name: string): Promise<Secret | undefined> {
+  try {
+    const { stdout } = await kubectl(['get', '-n', namespace, 'secret', name, '-o', 'json']);
+    return JSON.parse(stdout) as Secret;
+  } catch (error) {
+    if (String(error).includes('NotFound')) return undefined;
+    throw error;
+  }
+}
+
+async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}\noperator output:\n${operatorOutput.slice(-4000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+const condition = (cr: Cr | undefined, type: string) => cr?.status?.conditions?.find((c) => c.type === type);
+
+/** Waits until Ready has `status` for the object's current generation. */
+function waitFor(plural: string, name: string, status = 'True', reason?: string, timeoutMs?: number) {
+  return eventually(
+    `${plural}/${name} Ready=${status}${reason ? ` ${reason}` : ''}`,
+    async () => {
+      const cr = await getCr(plural, name);
+      const ready = condition(cr, 'Ready');
+      const current = ready?.observedGeneration === cr?.metadata.generation;
+      return cr && current && ready?.status === status && (!reason || ready.reason === reason)
+        ? cr
+        : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+let pokes = 0;
+/** Enqueues the object (a label change) and expects a reconcile that found nothing to write. */
+async function expectNoDrift(plural: string, name: string): Promise<void> {
+  await kubectl(['label', '--overwrite', '-n', namespace, `${plural}.edgeward.dev`, name, `poke=${++pokes}`]);
+  await eventually(`${plural}/${name} UpToDate`, async () =>
+    condition(await getCr(plural, name), 'Ready')?.reason === 'UpToDate' ? true : undefined,
+  );
+}
+
+const waitGone = (plural: string, name: string) =>
+  eventually(`${plural}/${name} gone`, async () => ((await getCr(plural, name)) ? undefined : true));
+
+const tokenOf = (secret: Secret) => Buffer.from(secret.data?.token ?? '', 'base64').toString('utf8');
+
+function credentialRows(descriptionPrefix: string) {
+  return t.server.app.edgeward.db
+    .selectFrom('credentials')
+    .select(['id', 'description', 'token_hash', 'owner_id'])
+    .where('description', 'like', `${descriptionPrefix}%`)
+    .execute();
+}
+
+beforeAll(async () => {
+  kubeconfig = inject('kubeconfig');
+  await kubectl(['apply', '-f', CRDS_DIR]);
+  await kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', CRDS_DIR]);
+  await kubectl(['create', 'namespace', namespace]);
+  t = await startTestServer();
+  operator = startOperator();
+});
+
+afterAll(async () => {
+  await stopOperator('SIGKILL');
+  // Finalizers would hold the namespace forever without an operator: drop them first.
+  for (const plural of ['botusers', 'ippolicies', 'reservedaddresses', 'tlsedges', 'tunnelcredentials']) {
+    const { stdout } = await kubectl(['get', '-n', namespace, `${plural}.edgeward.dev`, '-o', 'name']).catch(
+      () => ({ stdout: '' }),
+    );
+    for (const name of stdout.split('\n').filter(Boolean)) {
+      await kubectl([
+        'patch',
+        '-n',
+        namespace,
+        name,
+        '--type=merge',
+        '-p',
+        '{"metadata":{"finalizers":null}}',
+      ]).catch(() => undefined);
+    }
+  }
+  await kubectl(['delete', 'namespace', namespace, '--wait=false']).catch(() => undefined);
+  await t?.stop();
+});
+
+describe('edgeward operator', () => {
+  it('creates a BotUser on the server, follows spec changes, and deletes it with the CR', async () => {
+    await apply(yamlOf('BotUser', 'ci-bot', {}));
+    const cr = await waitFor('botusers', 'ci-bot');
+    expect(cr.status?.id).toMatch(idPattern('bot'));
+    expect(cr.metadata.finalizers).toContain('edgeward.dev/finalizer');
+    expect(condition(cr, 'Ready')?.reason).toBe('Created');
+    expect(condition(cr, 'Synced')?.status).toBe('True');
+    const id = cr.status?.id as string;
+    const remote = await t.api('GET', `/bot_users/${id}`);
+    expect(remote.status).toBe(200);
+    expect(remote.body).toMatchObject({ id, name: 'ci-bot', active: true });
+    expect(cr.status?.uri).toBe(remote.body.uri);
+
+    await apply(yamlOf('BotUser', 'ci-bot', { name: 'CI robot', active: false }));
+    const updated = await waitFor('botusers', 'ci-bot');
+    expect(updated.status?.id).toBe(id);
+    expect(condition(updated, 'Ready')?.reason).toBe('Updated');
+    expect((await t.api('GET', `/bot_users/${id}`)).body).toMatchObject({ name: 'CI robot', active: false });
+
+    await kubectl(['delete', '-n', namespace, 'botusers.edgeward.dev', 'ci-bot', '--wait=false']);
+    await waitGone('botusers', 'ci-bot');
+    expect((await t.api('GET', `/bot_users/${id}`)).status).toBe(404);
+  });
+
+  it('recreates a BotUser deleted on the server, on the next reconcile', async () => {
+    await apply(yamlOf('BotUser', 'drift-bot', {}));
+    const first = (await waitFor('botusers', 'drift-bot')).status?.id as string;
+    expect((await t.api('DELETE', `/bot_users/${first}`)).status).toBe(204);
+    // A metadata change (label) enqueues the object without waiting for the periodic resync.
+    await kubectl(['label', '-n', namespace, 'botusers.edgeward.dev', 'drift-bot', 'poke=1']);
+    const recreated = await eventually('a new bot id', async () => {
+      const cr = await getCr('botusers', 'drift-bot');
+      return cr?.status?.id && cr.status.id !== first && condition(cr, 'Ready')?.status === 'True'
+        ? cr
+        : undefined;
+    });
+    expect((await t.api('GET', `/bot_users/${recreated.status?.id}`)).status).toBe(200);
+  });
+
+  it('reserves an address (status.addr), updates its description, and orphans it on delete', async () => {
+    await apply(
+      yamlOf('ReservedAddress', 'db-addr', {
+        description: 'database',
+        region: 'eu',
+        deletionPolicy: 'Orphan',
+      }),
+    );
+    const cr = await waitFor('reservedaddresses', 'db-addr');
+    const id = cr.status?.id as string;
+    expect(id).toMatch(idPattern('ra'));
+    const remote = await t.api('GET', `/reserved_addrs/${id}`);
+    expect(remote.body).toMatchObject({ id, description: 'database', region: 'eu' });
+    expect(cr.status?.addr).toBe(remote.body.addr);
+    expect(cr.status?.region).toBe('eu');
+
+    await apply(
+      yamlOf('ReservedAddress', 'db-addr', {
+        description: 'primary db',
+        region: 'eu',
+        deletionPolicy: 'Orphan',
+      }),
+    );
+    await waitFor('reservedaddresses', 'db-addr');
+    expect((await t.api('GET', `/reserved_addrs/${id}`)).body).toMatchObject({ description: 'primary db' });
+
+    await kubectl(['delete', '-n', namespace, 'reservedaddresses.edgeward.dev', 'db-addr', '--wait=false']);
+    await waitGone('reservedaddresses', 'db-addr');
+    expect((await t.api('GET', `/reserved_addrs/${id}`)).status).toBe(200);
+  });
+
+  it('adopts an existing server resource by annotation, and leaves a paused object alone', async () => {
+    const existing = await t.api('POST', '/reserved_addrs', { description: 'made by hand', region: 'us' });
+    expect(existing.status).toBe(201);
+    const id = existing.body.id as string;
+    await apply(
+      yamlOf('ReservedAddress', 'adopted', { description: 'now managed' }, { 'edgeward.dev/adopt-id': id }),
+    );
+    const cr = await waitFor('reservedaddresses', 'adopted');
+    expect(cr.status?.id).toBe(id);
+    expect((await t.api('GET', `/reserved_addrs/${id}`)).body).toMatchObject({ description: 'now managed' });
+
+    await apply(
+      yamlOf(
+        'ReservedAddress',
+        'adopted',
+        { description: 'paused change' },
+        { 'edgeward.dev/adopt-id': id, 'edgeward.dev/paused': 'true' },
+      ),
+    );
+    await eventually('Synced=False Paused', async () => {
+      const paused = await getCr('reservedaddresses', 'adopted');
+      return condition(paused, 'Synced')?.reason === 'Paused' ? paused : undefined;
+    });
+    expect((await t.api('GET', `/reserved_addrs/${id}`)).body).toMatchObject({ description: 'now managed' });
+  });
+
+  it('reconciles an IPPolicy and its inline rules by cidr, keeping unchanged rules', async () => {
+    const policy = (rules: unknown[]) => yamlOf('IPPolicy', 'office', { description: 'office', rules });
+    await apply(
+      policy([
+        { cidr: '10.0.0.0/8', action: 'allow', description: 'lan' },
+        { cidr: '192.0.2.0/24', action: 'deny' },
+      ]),
+    );
+    const cr = await waitFor('ippolicies', 'office');
+    const id = cr.status?.id as string;
+    expect(id).toMatch(idPattern('ipp'));
+    const serverRules = async () => {
+      const all = (await t.api('GET', '/ip_policy_rules?limit=100')).body.ip_policy_rules as {
+        id: string;
+        cidr: string;
+        action: string;
+        description: string;
+        ip_policy: { id: string };
+      }[];
+      return all
+        .filter((rule) => rule.ip_policy.id === id)
+        .map(({ id: ruleId, cidr, action, description }) => ({ id: ruleId, cidr, action, description }))
+        .sort((a, b) => a.cidr.localeCompare(b.cidr));
+    };
+    const first = await serverRules();
+    expect(first.map(({ cidr, action, description }) => ({ cidr, action, description }))).toEqual([
+      { cidr: '10.0.0.0/8', action: 'allow', description: 'lan' },
+      { cidr: '192.0.2.0/24', action: 'deny', description: '' },
+    ]);
+    expect(cr.status?.rules).toEqual([
+      { id: first[0]?.id, cidr: '10.0.0.0/8', action: 'allow' },
+      { id: first[1]?.id, cidr: '192.0.2.0/24', action: 'deny' },
+    ]);
+
+    await apply(
+      policy([
+        { cidr: '10.0.0.0/8', action: 'deny', description: 'lan' },
+        { cidr: '203.0.113.0/24', action: 'allow' },
+      ]),
+    );
+    const updated = await waitFor('ippolicies', 'office');
+    const second = await serverRules();
+    expect(second.map(({ cidr, action }) => `${cidr} ${action}`)).toEqual([
+      '10.0.0.0/8 deny',
+      '203.0.113.0/24 allow',
+    ]);
+    expect(second[0]?.id).toBe(first[0]?.id);
+    await expectNoDrift('ippolicies', 'office');
+    expect(updated.status?.rules?.map((rule: { id: string }) => rule.id)).toEqual([
+      second[0]?.id,
+      second[1]?.id,
+    ]);
+
+    await kubectl(['delete', '-n', namespace, 'ippolicies.edgeward.dev', 'office', '--wait=false']);
+    await waitGone('ippolicies', 'office');
+    expect((await t.api('GET', `/ip_policies/${id}`)).status).toBe(404);
+  });
+
+  it('waits for a referenced IPPolicy, then configures a TLSEdge with a backend it keeps', async () => {
+    const edge = (spec: Record<string, unknown>) =>
+      yamlOf('TLSEdge', 'web', {
+        description: 'web',
+        hostports: ['app.example.com:443'],
+        tlsTermination: { terminateAt: 'upstream' },
+        ...spec,
+      });
+    await apply(
+      edge({
+        backend: { labels: { app: 'web' } },
+        ipRestriction: { ipPolicyRefs: [{ name: 'edge-policy' }] },
+      }),
+    );
+    await waitFor('tlsedges', 'web', 'False', 'ReferenceNotReady');
+
+    await apply(yamlOf('IPPolicy', 'edge-policy', { rules: [{ cidr: '10.0.0.0/8', action: 'allow' }] }));
+    const policy = await waitFor('ippolicies', 'edge-policy');
+    const cr = await waitFor('tlsedges', 'web');
+    const id = cr.status?.id as string;
+    expect(id).toMatch(idPattern('edgtls'));
+    const backendId = cr.status?.backendId as string;
+    expect(backendId).toMatch(idPattern('bkdtg'));
+    expect(cr.status?.hostports).toEqual(['app.example.com:443']);
+    const remote = (await t.api('GET', `/edges/tls/${id}`)).body as Record<string, unknown> & {
+      backend: { backend: { id: string } };
+      ip_restriction: { ip_policies: { id: string }[] };
+      tls_termination: { terminate_at: string };
+    };
+    expect(remote.hostports).toEqual(['app.example.com:443']);
+    expect(remote.backend.backend.id).toBe(backendId);
+    expect(remote.ip_restriction.ip_policies.map((p) => p.id)).toEqual([policy.status?.id]);
+    expect(remote.tls_termination.terminate_at).toBe('upstream');
+    expect((await t.api('GET', `/backends/tunnel_group/${backendId}`)).body).toMatchObject({
+      labels: { app: 'web' },
+    });
+    await expectNoDrift('tlsedges', 'web');
+
+    // New labels relabel the same backend; dropping ipRestriction deletes the module.
+    await apply(edge({ backend: { labels: { app: 'web', tier: 'front' } } }));
+    const updated = await waitFor('tlsedges', 'web');
+    expect(updated.status?.backendId).toBe(backendId);
+    expect((await t.api('GET', `/backends/tunnel_group/${backendId}`)).body).toMatchObject({
+      labels: { app: 'web', tier: 'front' },
+    });
+    expect((await t.api('GET', `/edges/tls/${id}`)).body).toMatchObject({ ip_restriction: null });
+
+    await kubectl(['delete', '-n', namespace, 'tlsedges.edgeward.dev', 'web', '--wait=false']);
+    await waitGone('tlsedges', 'web');
+    expect((await t.api('GET', `/edges/tls/${id}`)).status).toBe(404);
+    expect((await t.api('GET', `/backends/tunnel_group/${backendId}`)).status).toBe(404);
+  });
+
+  it('reports a spec the server refuses as InvalidSpec', async () => {
+    // Kubernetes counts characters, the server bytes: 200 two-byte characters pass the CRD only.
+    await apply(yamlOf('ReservedAddress', 'too-long', { description: 'é'.repeat(200) }));
+    const cr = await waitFor('reservedaddresses', 'too-long', 'False', 'InvalidSpec');
+    expect(cr.status?.id).toBeUndefined();
+  });
+
+  it('writes the credential token to an owned Secret, after its BotUser owner is Ready', async () => {
+    await apply(
+      yamlOf('TunnelCredential', 'agent', {
+        description: `agent-${suffix}`,
+        acl: ['bind:*.example.com'],
+        ownerRef: { name: 'agent-bot' },
+      }),
+    );
+    await waitFor('tunnelcredentials', 'agent', 'False', 'ReferenceNotReady');
+    expect(await credentialRows(`agent-${suffix}`)).toEqual([]);
+
+    await apply(yamlOf('BotUser', 'agent-bot', {}));
+    const bot = await waitFor('botusers', 'agent-bot');
+    const cr = await waitFor('tunnelcredentials', 'agent');
+    const id = cr.status?.id as string;
+    expect(id).toMatch(idPattern('cr'));
+    expect(cr.status?.ownerId).toBe(bot.status?.id);
+    expect(cr.status?.tokenSecretName).toBe('agent-token');
+    const remote = await t.api('GET', `/credentials/${id}`);
+    expect(remote.body).toMatchObject({
+      id,
+      owner_id: bot.status?.id,
+      acl: ['bind:*.example.com'],
+      token: null,
+    });
+
+    const secret = (await getSecret('agent-token')) as Secret;
+    expect(secret.type).toBe('Opaque');
+    expect(Object.keys(secret.data ?? {})).toEqual(['token']);
+    expect(secret.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'TunnelCredential', uid: cr.metadata.uid, controller: true }),
+    ]);
+    const token = tokenOf(secret);
+    expect(token).toMatch(/^ewt_[A-Za-z0-9_-]{43}$/);
+    const rows = await credentialRows(`agent-${suffix}`);
+    expect(rows).toEqual([expect.objectContaining({ id, token_hash: hashToken(token) })]);
+
+    // Change the ACL: the same credential (and token) is updated in place.
+    await apply(
+      yamlOf('TunnelCredential', 'agent', {
+        description: `agent-${suffix}`,
+        acl: ['*'],
+        ownerRef: { name: 'agent-bot' },
+      }),
+    );
+    await eventually('acl on the server', async () => {
+      const now = await t.api('GET', `/credentials/${id}`);
+      return JSON.stringify(now.body.acl) === '["*"]' ? true : undefined;
+    });
+    expect(tokenOf((await getSecret('agent-token')) as Secret)).toBe(token);
+
+    await kubectl(['delete', '-n', namespace, 'tunnelcredentials.edgeward.dev', 'agent', '--wait=false']);
+    await waitGone('tunnelcredentials', 'agent');
+    expect((await t.api('GET', `/credentials/${id}`)).status).toBe(404);
+  });
+
+  it('refuses to overwrite a Secret it does not own (SecretConflict) and creates nothing', async () => {
+    await kubectl(['create', 'secret', 'generic', '-n', namespace, 'foreign', '--from-literal=token=mine']);
+    await apply(
+      yamlOf('TunnelCredential', 'clash', { description: `clash-${suffix}`, tokenSecretName: 'foreign' }),
+    );
+    await waitFor('tunnelcredentials', 'clash', 'False', 'SecretConflict');
+    expect(await credentialRows(`clash-${suffix}`)).toEqual([]);
+    expect(tokenOf((await getSecret('foreign')) as Secret)).toBe('mine');
+  });
+
+  it('after a SIGKILL in the middle of 50 creates, a restart makes no duplicates and loses no token', async () => {
+    const prefix = `bulk-${suffix}-`;
+    const names = Array.from({ length: 50 }, (_, i) => `bulk-${i}`);
+    await apply(
+      ...names.map((name) => yamlOf('TunnelCredential', name, { description: `${prefix}${name}` })),
+    );
+    await eventually(
+      'some credentials created',
+      async () => ((await credentialRows(prefix)).length >= 3 ? true : undefined),
+      60_000,
+    );
+    await stopOperator('SIGKILL');
+    const atKill = (await credentialRows(prefix)).length;
+    expect(atKill).toBeLessThan(50);
+
+    operator = startOperator();
+    for (const name of names) await waitFor('tunnelcredentials', name, 'True', undefined, 90_000);
+
+    const rows = await credentialRows(prefix);
+    expect(rows).toHaveLength(50);
+    expect(new Set(rows.map((row) => row.description)).size).toBe(50);
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    for (const name of names) {
+      const cr = (await getCr('tunnelcredentials', name)) as Cr;
+      const row = byId.get(cr.status?.id as string);
+      expect(row?.description).toBe(`${prefix}${name}`);
+      const secret = (await getSecret(`${name}-token`)) as Secret;
+      expect(hashToken(tokenOf(secret))).toBe(row?.token_hash);
+    }
+  }, 240_000);
+});
