@@ -14,6 +14,18 @@ export default defineConfig({
         },
       },
       {
+        // The server and client suites again, on PostgreSQL: one throwaway cluster per run (or the
+        // server of EDGEWARD_TEST_POSTGRES_URL), a fresh database per test server. Without PostgreSQL
+        // on the machine these tests are reported as skipped, with the reason.
+        extends: true,
+        test: {
+          name: 'postgres',
+          include: ['test/server/**/*.test.ts', 'test/client/**/*.test.ts'],
+          globalSetup: ['test/support/postgres-global-setup.ts'],
+          runner: './test/support/postgres-runner.ts',
+        },
+      },
+      {
         // Against a real kube-apiserver and etcd: one control plane per run (built from Go modules
         // on first use, then cached), or the cluster of KUBECONFIG when it is set.
         extends: true,

@@ -1,11 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretBox } from '../../src/server/crypto/secret-box.js';
 import { loadSecretKey } from '../../src/server/crypto/secret-key-file.js';
 import { walkPages } from '../support/paging.js';
 import { idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
+import { storedData } from '../support/stored-data.js';
 
 type Json = Record<string, unknown>;
 type Target = Record<'kinesis' | 'firehose' | 'cloudwatch_logs' | 'datadog', Json | null>;
@@ -194,16 +193,13 @@ describe('event destinations: secrets at rest', () => {
       expect(JSON.stringify(row)).not.toContain(secret);
       expect(String(row.target_sealed)).toMatch(/^v1\./);
       // The secret is kept (sealed, bound to this row), not dropped: the server's key opens it.
-      const box = new SecretBox(loadSecretKey(t.dataDir, undefined));
+      const box = new SecretBox(loadSecretKey(t.dataDir, t.secretKey));
       expect(box.open(String(row.target_sealed), `event_destination:${id}`)).toContain(secret);
       expect(() => box.open(String(row.target_sealed), 'event_destination:ed_other')).toThrow();
     }
-    for (const file of ['edgeward.sqlite', 'edgeward.sqlite-wal']) {
-      const path = join(t.dataDir, file);
-      if (!existsSync(path)) continue;
-      const bytes = readFileSync(path);
-      expect(bytes.includes(awsSecret), file).toBe(false);
-      expect(bytes.includes(ddKey), file).toBe(false);
+    for (const { source, bytes } of await storedData(t)) {
+      expect(bytes.includes(awsSecret), source).toBe(false);
+      expect(bytes.includes(ddKey), source).toBe(false);
     }
   });
 
@@ -449,7 +445,7 @@ describe('event destinations: update', () => {
     }>`select target_sealed from event_destinations where id = ${created.body.id}`.execute(
       t.server.app.edgeward.db,
     );
-    const opened = new SecretBox(loadSecretKey(t.dataDir, undefined)).open(
+    const opened = new SecretBox(loadSecretKey(t.dataDir, t.secretKey)).open(
       String(rows[0]?.target_sealed),
       `event_destination:${created.body.id}`,
     );

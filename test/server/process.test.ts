@@ -3,8 +3,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { projectStore } from '../support/server.js';
 import { type ServerProcess, spawnServer } from '../support/server-process.js';
+
+// These start the CLI on a SQLite data directory (key bootstrap, kill -9 durability, HTTPS); the
+// postgres project runs every route in-process instead, so here it has nothing to add.
+beforeEach((context) => {
+  context.skip(projectStore() === 'postgres', 'process tests run the CLI on SQLite only');
+});
 
 const running: ServerProcess[] = [];
 const dirs: string[] = [];

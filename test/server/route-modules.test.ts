@@ -1,13 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { createPrivateKey, randomUUID, webcrypto, X509Certificate } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SecretBox } from '../../src/server/crypto/secret-box.js';
 import { loadSecretKey } from '../../src/server/crypto/secret-key-file.js';
 import { insertEdgeReferences } from '../support/edge-references.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { storedData } from '../support/stored-data.js';
 
 type Json = Record<string, unknown>;
 
@@ -772,7 +771,7 @@ describe('SAML service-provider fields', () => {
       .executeTakeFirstOrThrow();
     const stored = JSON.parse(row.modules).saml.service_provider;
     expect(JSON.stringify(stored)).not.toContain('PRIVATE KEY');
-    const box = new SecretBox(loadSecretKey(t.dataDir, undefined));
+    const box = new SecretBox(loadSecretKey(t.dataDir, t.secretKey));
     const key = box.open(
       stored.request_signing_key_sealed,
       `https_edge_routes:${routeId}:saml.request_signing_key`,
@@ -946,7 +945,7 @@ describe('secrets of route modules', () => {
       .where('id', '=', routeId)
       .executeTakeFirstOrThrow();
     const modules = JSON.parse(row.modules);
-    const box = new SecretBox(loadSecretKey(t.dataDir, undefined));
+    const box = new SecretBox(loadSecretKey(t.dataDir, t.secretKey));
     const context = (field: string) => `https_edge_routes:${routeId}:${field}`;
     expect(box.open(modules.webhook_verification.secret_sealed, context('webhook_verification.secret'))).toBe(
       webhookSecret,
@@ -967,13 +966,10 @@ describe('secrets of route modules', () => {
     for (const { payload } of events) {
       for (const secret of [webhookSecret, oauthSecret, oidcSecret]) expect(payload).not.toContain(secret);
     }
-    for (const file of ['edgeward.sqlite', 'edgeward.sqlite-wal']) {
-      const filePath = join(t.dataDir, file);
-      if (!existsSync(filePath)) continue;
-      const bytes = readFileSync(filePath);
+    for (const { source, bytes } of await storedData(t)) {
       for (const secret of [webhookSecret, oauthSecret, oidcSecret])
-        expect(bytes.includes(secret), file).toBe(false);
-      expect(bytes.includes('BEGIN PRIVATE KEY'), file).toBe(false);
+        expect(bytes.includes(secret), source).toBe(false);
+      expect(bytes.includes('BEGIN PRIVATE KEY'), source).toBe(false);
     }
   });
 });

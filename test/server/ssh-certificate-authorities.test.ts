@@ -1,6 +1,4 @@
 import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import sshpk from 'sshpk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EdgewardClient } from '../../src/client/index.js';
@@ -11,6 +9,7 @@ import { eventsOf } from '../support/events.js';
 import { OpenSshWorkspace } from '../support/openssh.js';
 import { countRows, walkPages } from '../support/paging.js';
 import { ADMIN_KEY, idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
+import { storedData } from '../support/stored-data.js';
 
 let t: TestServer;
 let ssh: OpenSshWorkspace;
@@ -49,7 +48,7 @@ async function sealedPrivateKey(id: string): Promise<{ sealed: string; pem: stri
     .selectAll()
     .where('id', '=', id)
     .executeTakeFirstOrThrow();
-  const box = new SecretBox(loadSecretKey(t.dataDir, undefined));
+  const box = new SecretBox(loadSecretKey(t.dataDir, t.secretKey));
   return {
     sealed: row.private_key_sealed,
     pem: box.open(row.private_key_sealed, `ssh_certificate_authorities:${id}:private_key`),
@@ -195,16 +194,15 @@ describe('SSH certificate authorities', () => {
     const events = await t.server.app.edgeward.db.selectFrom('events').select('payload').execute();
     texts.push(...events.map((event) => event.payload));
 
-    const files = ['edgeward.sqlite', 'edgeward.sqlite-wal']
-      .map((file) => join(t.dataDir, file))
-      .filter((path) => existsSync(path))
-      .map((path) => readFileSync(path));
+    const files = (await storedData(t)).map((stored) => stored.bytes);
     expect(files.length).toBeGreaterThan(0);
+    // PostgreSQL rows come back as text, where a key would be encoded: search them like the responses.
+    if (t.store === 'postgres') texts.push(...files.map((bytes) => bytes.toString()));
     for (const id of ids) {
       const { sealed, pem } = await sealedPrivateKey(id);
       expect(sealed).toMatch(/^v1\./);
       // Bound to its row and column: the same ciphertext does not open under another context.
-      const box = new SecretBox(loadSecretKey(t.dataDir, undefined));
+      const box = new SecretBox(loadSecretKey(t.dataDir, t.secretKey));
       expect(() => box.open(sealed, 'ssh_certificate_authorities:sshca_other:private_key')).toThrow();
       const der = createPrivateKey(pem).export({ format: 'der', type: 'pkcs8' });
       const jwk = createPrivateKey(pem).export({ format: 'jwk' });

@@ -1,10 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EdgewardClient } from '../../src/client/index.js';
 import { SecretBox } from '../../src/server/crypto/secret-box.js';
 import { loadSecretKey } from '../../src/server/crypto/secret-key-file.js';
-import { SQLITE_FILE } from '../../src/server/store/database.js';
 import { eventsOf } from '../support/events.js';
 import {
   attributeOf,
@@ -20,6 +17,7 @@ import {
 } from '../support/openssl.js';
 import { countRows, walkPages } from '../support/paging.js';
 import { ADMIN_KEY, idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
+import { storedData } from '../support/stored-data.js';
 
 let t: TestServer;
 let ws: OpensslWorkspace;
@@ -480,21 +478,14 @@ describe('TLS certificates', () => {
     expectNoKey(listed.text, leaf.key.pem);
   });
 
-  it('keeps the private key only sealed: not in the SQLite file or its WAL, but recoverable with the secret key', async () => {
+  it('keeps the private key only sealed: not in the stored data (SQLite file and WAL, or PostgreSQL rows), but recoverable with the secret key', async () => {
     const created = await t.api('POST', '/tls_certificates', {
       certificate_pem: leaf.pem,
       private_key_pem: leaf.key.pem,
     });
     expect(created.status).toBe(201);
     const id = created.body.id as string;
-    const read = (suffix: string) => {
-      try {
-        return readFileSync(join(t.dataDir, SQLITE_FILE + suffix));
-      } catch {
-        return Buffer.alloc(0);
-      }
-    };
-    const bytes = Buffer.concat([read(''), read('-wal')]).toString('latin1');
+    const bytes = Buffer.concat((await storedData(t)).map((stored) => stored.bytes)).toString('latin1');
     // The search does find what is stored in the clear, so its silence about the key means something.
     expect(bytes).toContain(id);
     expect(bytes).toContain(pemLines(leaf.pem)[3]);
@@ -506,7 +497,7 @@ describe('TLS certificates', () => {
       .selectAll()
       .where('id', '=', id)
       .executeTakeFirstOrThrow();
-    const opened = new SecretBox(loadSecretKey(t.dataDir, undefined)).open(
+    const opened = new SecretBox(loadSecretKey(t.dataDir, t.secretKey)).open(
       row.private_key_sealed,
       `tls_certificates:${id}:private_key_pem`,
     );

@@ -1,8 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
+import { inject } from 'vitest';
 import { type RunningServer, startServer } from '../../src/server/start.js';
+import { createTestDatabase, type TestDatabase } from './postgres-database.js';
 
 export const ADMIN_KEY = 'ewk_test_admin_key_for_integration_tests_only';
 
@@ -25,6 +28,10 @@ export interface RequestOptions {
 export interface TestServer {
   baseUrl: string;
   dataDir: string;
+  /** Which store the server runs on: SQLite in `dataDir`, or a database of its own on PostgreSQL. */
+  store: 'sqlite' | 'postgres';
+  /** The `EDGEWARD_SECRET_KEY` given to the server (PostgreSQL); on SQLite the key file in `dataDir`. */
+  secretKey: string | undefined;
   server: RunningServer;
   /** Raw HTTP against the server: assertions look at the wire, not at our client. */
   api<T = Record<string, unknown>>(
@@ -33,26 +40,58 @@ export interface TestServer {
     body?: unknown,
     options?: RequestOptions,
   ): Promise<ApiResponse<T>>;
-  /** Stops and starts again on the same data directory and port. */
+  /** Stops and starts again on the same data directory (or database), secret key and port. */
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** A real server over real HTTP on a real SQLite file in a fresh temporary directory. */
+/** The store of this test project: the `postgres` project's global setup provides `postgresUrl`. */
+export function projectStore(): 'sqlite' | 'postgres' {
+  return (inject('postgresUrl') as string | undefined) === undefined ? 'sqlite' : 'postgres';
+}
+
+/** The superuser URL of the `postgres` project's server (see postgres-global-setup.ts). */
+function postgresAdminUrl(): string | undefined {
+  if (projectStore() === 'sqlite') return undefined;
+  const url = inject('postgresUrl');
+  if (!url) throw new Error(`no PostgreSQL for this project: ${inject('postgresSkipReason')}`);
+  return url;
+}
+
+/**
+ * A real server over real HTTP on a real store: a SQLite file in a fresh temporary directory, or in
+ * the `postgres` project a fresh PostgreSQL database (dropped on stop) with its own secret key.
+ */
 export async function startTestServer(
   options: { dataDir?: string; rateLimitPerMinute?: number } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'edgeward-test-'));
+  const adminUrl = postgresAdminUrl();
+  const database: TestDatabase | undefined = adminUrl ? await createTestDatabase(adminUrl) : undefined;
+  // PostgreSQL needs the key from outside, as replicas share it; SQLite keeps it beside the file.
+  const secretKey = database ? randomBytes(32).toString('base64') : undefined;
   const launch = (port: number) =>
     startServer({
       dataDir,
+      databaseUrl: database?.url,
+      secretKey,
       host: '127.0.0.1',
       port,
       adminApiKey: ADMIN_KEY,
       logger: false,
       rateLimitPerMinute: options.rateLimitPerMinute,
     });
-  let server = await launch(0);
+  const cleanUp = async () => {
+    await database?.drop();
+    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+  };
+  let server: RunningServer;
+  try {
+    server = await launch(0);
+  } catch (error) {
+    await cleanUp();
+    throw error;
+  }
   // One connection pool per server, replaced on restart so no request rides a connection the old server closed.
   let dispatcher = new Agent();
   const port = Number(new URL(server.listenUrl).port);
@@ -61,6 +100,8 @@ export async function startTestServer(
       return server.listenUrl;
     },
     dataDir,
+    store: database ? 'postgres' : 'sqlite',
+    secretKey,
     get server() {
       return server;
     },
@@ -92,7 +133,7 @@ export async function startTestServer(
     async stop() {
       await server.app.close();
       await dispatcher.close();
-      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      await cleanUp();
     },
   };
   return handle;

@@ -3,6 +3,7 @@ import { ApiError } from '../errors/api-error.js';
 import { IDEMPOTENCY_TTL_MS } from '../plugins/idempotency-janitor.js';
 import type { Db } from '../store/database.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
+import { inWriteTransaction } from '../store/write-transaction.js';
 import { rfc3339 } from './time.js';
 
 /**
@@ -42,10 +43,11 @@ export interface IdempotentOutcome {
  * request with the same key a 409. A failed run records nothing, so a corrected retry works.
  */
 export async function runIdempotent(options: IdempotentRun): Promise<IdempotentOutcome> {
-  const attempt = () => options.db.transaction().execute((trx) => attemptOnce(options, trx));
-  // Two concurrent requests with one key can both miss the lookup (PostgreSQL, read committed);
-  // the loser's insert then violates the key's primary key. Running again finds the winner's
-  // response and replays it, so the caller sees one resource either way.
+  const attempt = () => inWriteTransaction(options.db, (trx) => attemptOnce(options, trx));
+  // Two concurrent requests with one key can both miss the lookup; on PostgreSQL the loser is
+  // usually retried as a serialization failure, but its insert may instead violate the key's primary
+  // key. Running again then finds the winner's response and replays it, so the caller sees one
+  // resource either way.
   return attempt().catch((error: unknown) => {
     if (isUniqueViolation(error)) return attempt();
     throw error;

@@ -4,6 +4,7 @@ import { ApiError } from '../errors/api-error.js';
 import { describeZodError } from '../errors/zod-issues.js';
 import { type RouteEvent, recordEvent } from '../events/outbox.js';
 import type { Db } from '../store/database.js';
+import { inWriteTransaction } from '../store/write-transaction.js';
 import type { RequestContext } from './context.js';
 import { requestFingerprint, runIdempotent } from './idempotency.js';
 
@@ -73,7 +74,8 @@ function parse<T extends z.ZodType>(schema: T | undefined, value: unknown, root:
 
 /**
  * Registers one schema-first route: zod validates params, query and body (a 400 names the field),
- * writes run in one transaction, and POST creates honour `Idempotency-Key`.
+ * writes run in one transaction (serializable, retried on conflict: see `inWriteTransaction`), and
+ * POST creates honour `Idempotency-Key`.
  */
 export function defineRoute<
   P extends z.ZodType,
@@ -129,7 +131,7 @@ export function defineRoute<
         if (outcome.replayed) reply.header('Idempotent-Replayed', 'true');
         return send(reply, outcome.status, outcome.payload);
       }
-      return send(reply, route.status, await host.db.transaction().execute(run));
+      return send(reply, route.status, await inWriteTransaction(host.db, run));
     },
   });
 }

@@ -3,6 +3,7 @@ import { hashToken, newSecretToken } from '../crypto/tokens.js';
 import { rfc3339 } from '../http/time.js';
 import type { Db } from './database.js';
 import { isUniqueViolation } from './unique-violation.js';
+import { inWriteTransaction } from './write-transaction.js';
 
 export const API_KEY_PREFIX = 'ewk';
 /** Keys are stored as unsalted SHA-256, which is only safe for keys with plenty of entropy. */
@@ -35,7 +36,7 @@ export async function bootstrapAdmin(db: Db, adminApiKey: string | undefined): P
 }
 
 async function bootstrapOnce(db: Db, adminApiKey: string | undefined): Promise<BootstrapResult> {
-  return db.transaction().execute(async (trx) => {
+  return inWriteTransaction(db, async (trx) => {
     const now = rfc3339();
     let admin = await trx
       .selectFrom('users')

@@ -35,9 +35,11 @@ function openSqlite(dataDir: string): Db {
 }
 
 function openPostgres(url: string): Db {
-  return new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url }) }),
-  });
+  const pool = new pg.Pool({ connectionString: url });
+  // An idle connection dropped by the database (restart, failover) is replaced on next use; without
+  // a listener the pool's error event would crash the process.
+  pool.on('error', (error) => process.emitWarning(`PostgreSQL connection lost: ${error.message}`));
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 
 async function migrate(db: Db): Promise<void> {
