@@ -7,6 +7,7 @@ import {
   certificateAuthorityUpdate,
 } from '../../schemas/certificate-authorities.js';
 import { certificateAuthorityFields, normalizedPem, parseCaCertificate } from '../crypto/x509.js';
+import { moduleOwnersReferencing } from '../edges/module-references.js';
 import { inUse } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { defineRoute } from '../http/route.js';
@@ -39,25 +40,12 @@ export function certificateAuthorityToWire(
 
 /** Ids of the TLS and HTTPS edges whose mutual_tls module lists the certificate authority `id`. */
 async function edgesTrustingCertificateAuthority(db: Db, id: string): Promise<string[]> {
-  const edgeIds: string[] = [];
-  for (const table of ['tls_edges', 'https_edges'] as const) {
-    // `modules` is JSON text holding `"mutual_tls":{"certificate_authority_ids":["ca_..."]}`, so the
-    // quoted id narrows the rows in SQL. LIKE is only a prefilter (`_` is a wildcard, and SQLite's
-    // LIKE ignores case): each candidate is confirmed in its parsed JSON.
-    const candidates = await db
-      .selectFrom(table)
-      .select(['id', 'modules'])
-      .where('modules', 'like', `%"${id}"%`)
-      .execute();
-    for (const edge of candidates) {
-      const modules = JSON.parse(edge.modules) as {
-        mutual_tls?: { certificate_authority_ids?: unknown } | null;
-      };
-      const ids = modules.mutual_tls?.certificate_authority_ids;
-      if (Array.isArray(ids) && ids.includes(id)) edgeIds.push(edge.id);
-    }
-  }
-  return edgeIds;
+  const owners = await moduleOwnersReferencing(db, ['tls_edges', 'https_edges'], id, (modules) => {
+    const ids = (modules.mutual_tls as { certificate_authority_ids?: unknown } | null | undefined)
+      ?.certificate_authority_ids;
+    return Array.isArray(ids) && ids.includes(id);
+  });
+  return owners.map((owner) => owner.id);
 }
 
 export async function certificateAuthorityRoutes(app: FastifyInstance): Promise<void> {

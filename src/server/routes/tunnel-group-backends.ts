@@ -6,6 +6,7 @@ import {
   tunnelGroupBackendList,
   tunnelGroupBackendUpdate,
 } from '../../schemas/tunnel-group-backends.js';
+import { MODULE_OWNERS, type ModuleOwnerTable, moduleOwnersReferencing } from '../edges/module-references.js';
 import { inUse } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { defineRoute } from '../http/route.js';
@@ -36,37 +37,20 @@ export function tunnelGroupBackendToWire(
   };
 }
 
-/** Tables whose `modules` JSON may hold a backend module naming a backend id. */
-const MODULE_HOLDERS = [
-  ['tls_edges', 'TLS edge'],
-  ['https_edges', 'HTTPS edge'],
-  ['tcp_edges', 'TCP edge'],
-  ['https_edge_routes', 'HTTPS edge route'],
-] as const;
+/** The first edge or route whose modules reference the backend, as `<kind> <id>`. */
+async function moduleHolderOf(db: Db, backendId: string): Promise<string | undefined> {
+  const tables = Object.keys(MODULE_OWNERS) as ModuleOwnerTable[];
+  const [holder] = await moduleOwnersReferencing(db, tables, backendId, (modules) =>
+    mentions(modules, backendId),
+  );
+  return holder ? `${MODULE_OWNERS[holder.table]} ${holder.id}` : undefined;
+}
 
 /** True when `id` appears as a string value anywhere in the parsed modules object. */
 function mentions(value: unknown, id: string): boolean {
   if (value === id) return true;
   if (value === null || typeof value !== 'object') return false;
   return Object.values(value).some((member) => mentions(member, id));
-}
-
-/**
- * The first edge or route whose modules reference the backend, as `<kind> <id>`. Modules are one
- * JSON column per row, so `LIKE '%"<id>"%'` narrows the rows (ids are base62 plus one `_`, which
- * LIKE reads as "any one character": at worst a false candidate) and parsing the JSON confirms it.
- */
-async function moduleHolderOf(db: Db, backendId: string): Promise<string | undefined> {
-  for (const [table, kind] of MODULE_HOLDERS) {
-    const candidates = await db
-      .selectFrom(table)
-      .select(['id', 'modules'])
-      .where('modules', 'like', `%"${backendId}"%`)
-      .execute();
-    const holder = candidates.find((row) => mentions(JSON.parse(row.modules) as unknown, backendId));
-    if (holder) return `${kind} ${holder.id}`;
-  }
-  return undefined;
 }
 
 export async function tunnelGroupBackendRoutes(app: FastifyInstance): Promise<void> {
