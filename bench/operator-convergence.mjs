@@ -213,7 +213,7 @@ async function main() {
             namespace,
             '--metrics-addr',
             `127.0.0.1:${metricsPort}`,
-            '--health-probe-addr',
+            '--probe-addr',
             `127.0.0.1:${probePort}`,
           ],
           { KUBECONFIG: cluster.kubeconfigPath, EDGEWARD_API_KEY: adminKey },

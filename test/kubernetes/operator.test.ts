@@ -69,7 +69,7 @@ function startOperator(): ChildProcess {
       namespace,
       '--metrics-addr',
       '0',
-      '--health-probe-addr',
+      '--probe-addr',
       '0',
       '--api-qps',
       '20',

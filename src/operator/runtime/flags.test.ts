@@ -18,6 +18,14 @@ describe('runtime flags', () => {
     });
   });
 
+  it('takes --probe-addr and its controller-runtime name --health-probe-addr, not both', () => {
+    expect(managerOptionsFromFlags(parse(['--probe-addr', ':9441']), {}).probeAddress).toBe(':9441');
+    expect(managerOptionsFromFlags(parse(['--health-probe-addr', '0']), {}).probeAddress).toBe('0');
+    expect(() =>
+      managerOptionsFromFlags(parse(['--probe-addr', ':1', '--health-probe-addr', ':2']), {}),
+    ).toThrow(/--probe-addr: give it once/);
+  });
+
   it('reads every flag', () => {
     const options = managerOptionsFromFlags(
       parse([

@@ -8,7 +8,10 @@ import type { ManagerOptions } from './manager.js';
 export const RUNTIME_FLAGS = {
   'watch-namespaces': { type: 'string' },
   'metrics-addr': { type: 'string', default: ':8080' },
-  'health-probe-addr': { type: 'string', default: ':8081' },
+  // No parseArgs default: it would make "both flags given" undetectable (applied below instead).
+  'probe-addr': { type: 'string' },
+  // controller-runtime's name for the same flag, accepted so its users' habits work.
+  'health-probe-addr': { type: 'string' },
   'leader-elect': { type: 'boolean', default: false },
   'leader-election-namespace': { type: 'string' },
   'leader-election-id': { type: 'string', default: 'edgeward-operator' },
@@ -22,7 +25,8 @@ export const RUNTIME_FLAGS = {
 
 export const RUNTIME_FLAGS_HELP = `  --watch-namespaces A,B          watch only these namespaces (default: all)
   --metrics-addr ADDR             Prometheus /metrics listen address, 0 disables (default :8080)
-  --health-probe-addr ADDR        /healthz and /readyz listen address, 0 disables (default :8081)
+  --probe-addr ADDR               /healthz and /readyz listen address, 0 disables (default :8081;
+                                  --health-probe-addr is the same flag)
   --leader-elect                  run workers only while holding the leader Lease
   --leader-election-namespace NS  namespace of the Lease (default: POD_NAMESPACE)
   --leader-election-id NAME       name of the Lease (default edgeward-operator)
@@ -70,10 +74,13 @@ export function managerOptionsFromFlags(
     }
     leaderElection = { namespace, name: text('leader-election-id') ?? 'edgeward-operator' };
   }
+  if (values['probe-addr'] !== undefined && values['health-probe-addr'] !== undefined) {
+    throw new Error('--probe-addr: give it once (--health-probe-addr is the same flag)');
+  }
   return {
     namespaces,
     metricsAddress: text('metrics-addr'),
-    probeAddress: text('health-probe-addr'),
+    probeAddress: text('health-probe-addr') ?? text('probe-addr') ?? ':8081',
     leaderElection,
     kubeRateLimit: { qps: number('kube-api-qps'), burst: number('kube-api-burst') },
     apiRateLimit: { qps: number('api-qps'), burst: number('api-burst') },

@@ -114,7 +114,7 @@ export interface ManagerOptions {
   leaderElection: LeaderElectionConfig | false;
   /** `--metrics-addr` (`:8080`); '0' or undefined disables. */
   metricsAddress?: string;
-  /** `--health-probe-addr` (`:8081`); '0' or undefined disables. */
+  /** `--probe-addr` (`:8081`); '0' or undefined disables. */
   probeAddress?: string;
   /** How long shutdown waits for in-flight reconciles before aborting them. Default 25 s. */
   shutdownTimeoutMs?: number;
