@@ -11,6 +11,7 @@ import {
   type RemoteResource,
   type ResourceSync,
   reconcileManaged,
+  SyncProgressError,
 } from './managed-resource.js';
 
 type Thing = ManagedObject & { spec: { name: string; deletionPolicy?: 'Delete' | 'Orphan' } };
@@ -83,6 +84,7 @@ function harness(
     },
   } as unknown as ResourceClient<Thing>;
   let failCreate: Error | undefined;
+  let replaceBecause: string | undefined;
   const sync: ResourceSync<Thing, undefined, RemoteThing> = {
     resolve,
     async get(id) {
@@ -113,6 +115,7 @@ function harness(
       api.push(`DELETE ${id}`);
       if (!server.delete(id)) throw apiError(404);
     },
+    needsReplacement: () => replaceBecause,
   };
   const manager = {
     statusWriter: new StatusWriter(),
@@ -148,6 +151,15 @@ function harness(
     failCreateWith(error: Error | undefined) {
       failCreate = error;
     },
+    replaceBecause(reason: string | undefined) {
+      replaceBecause = reason;
+    },
+    /** Gives the sync something it keeps besides the resource, deleted by `deleteKept`. */
+    keepSomething() {
+      sync.deleteKept = async () => {
+        api.push('DELETE kept');
+      };
+    },
   };
 }
 
@@ -172,10 +184,9 @@ describe('reconcileManaged', () => {
     h.api.length = 0;
     await h.reconcile();
     expect(h.api).toEqual(['GET thg_1']);
-    expect(h.kube).toEqual(['status']); // Ready's reason moves from Created to UpToDate once
-    h.kube.length = 0;
-    await h.reconcile();
+    // Ready keeps its reason (Created): a reconcile that finds no drift writes no status either.
     expect(h.kube).toEqual([]);
+    expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Created' });
   });
 
   it('patches a changed spec and recreates a resource deleted on the server with a new key', async () => {
@@ -257,5 +268,56 @@ describe('reconcileManaged', () => {
     await expect(h.reconcile()).resolves.toEqual({ requeueAfterMs: 10_000 });
     expect(h.api).toEqual([]);
     expect(ready(h.object)).toMatchObject({ status: 'False', reason: 'ReferenceNotReady' });
+  });
+
+  it('replaces a resource that needs it: create under the replaces-key, then delete the old one', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    await h.reconcile();
+    h.api.length = 0;
+    h.events.length = 0;
+    h.replaceBecause('the token Secret is gone');
+    await h.reconcile();
+    expect(h.api).toEqual(['GET thg_1', 'POST key=uid-1-3-replaces-thg_1', 'DELETE thg_1']);
+    expect(h.events).toEqual(['Warning Replaced']);
+    expect(h.object.status?.id).toBe('thg_2');
+    expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Replaced' });
+    expect([...h.server.keys()]).toEqual(['thg_2']);
+  });
+
+  it('never replaces an adopted resource', async () => {
+    const h = harness({
+      spec: { name: 'one' },
+      metadata: { annotations: { 'edgeward.dev/adopt-id': 'thg_9' } },
+    });
+    h.server.set('thg_9', { id: 'thg_9', uri: '/things/thg_9', name: 'one' });
+    h.replaceBecause('would replace');
+    await h.reconcile();
+    expect(h.api).toEqual(['GET thg_9']);
+    expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Adopted' });
+  });
+
+  it('writes the status fields a failed sync made progress on, and still classifies its cause', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    h.failCreateWith(new SyncProgressError({ backendId: 'bkd_1' }, apiError(400)));
+    await expect(h.reconcile()).resolves.toBeUndefined();
+    expect(h.object.status?.backendId).toBe('bkd_1');
+    expect(ready(h.object)).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
+    const retried = harness({ spec: { name: 'one' } });
+    const unavailable = apiError(503);
+    retried.failCreateWith(new SyncProgressError({ backendId: 'bkd_2' }, unavailable));
+    await expect(retried.reconcile()).rejects.toThrow(unavailable.message);
+    expect(retried.object.status?.backendId).toBe('bkd_2');
+    expect(ready(retried.object)).toMatchObject({ status: 'False', reason: 'ApiUnavailable' });
+  });
+
+  it('deletes what it keeps with the CR, even when no resource was ever created', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    h.keepSomething();
+    h.failCreateWith(apiError(400));
+    await h.reconcile();
+    h.object = { ...h.object, metadata: { ...h.object.metadata, deletionTimestamp: new Date() } };
+    await h.reconcile();
+    expect(h.api).toEqual(['POST key=uid-1-3', 'DELETE kept']);
+    expect(h.object.metadata?.finalizers).toEqual([]);
   });
 });

@@ -59,6 +59,21 @@ export class TerminalSyncError extends Error {
   }
 }
 
+/**
+ * A failure after the sync already made something on the server that status must remember (e.g.
+ * a TLSEdge's tunnel-group backend created before the edge create failed): the fields are written
+ * with the failure, so the retry reuses it and a delete of the CR cleans it up.
+ */
+export class SyncProgressError extends Error {
+  constructor(
+    readonly statusFields: Record<string, unknown>,
+    cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'SyncProgressError';
+  }
+}
+
 export interface ResourceSync<T extends ManagedObject, R, Remote extends RemoteResource> {
   /** Resolves references (other CRs, Secrets); not ready -> Ready=False, no API writes. */
   resolve(object: T, context: ReconcileContext): Promise<Resolution<R>>;
@@ -71,8 +86,21 @@ export interface ResourceSync<T extends ManagedObject, R, Remote extends RemoteR
   afterCreate?(object: T, remote: Remote): Promise<void>;
   /** Brings `remote` to the desired state writing only what differs; `changed` false = no writes. */
   update(object: T, resolved: R, remote: Remote): Promise<{ remote: Remote; changed: boolean }>;
-  /** Deletes the server resource (and whatever the controller keeps for it); 404 counts as done. */
+  /** Deletes the server resource `id` (only that one); 404 counts as done. */
   delete(id: string, object: T): Promise<void>;
+  /**
+   * Deletes what the controller keeps besides the resource (recorded in status), when the CR is
+   * deleted with deletionPolicy Delete; also runs when no resource was ever created.
+   */
+  deleteKept?(object: T): Promise<void>;
+  /**
+   * Why the existing server resource must be replaced by a new one although it matches the spec
+   * (e.g. the one-time token it was created with is lost), or undefined. Not asked on adoption.
+   * A replacement creates the new resource (Idempotency-Key `<uid>-<generation>-replaces-<old id>`,
+   * the same key a recreate after a remote delete uses, so a crash anywhere in between replays the
+   * same new resource), runs `afterCreate`, then deletes the old one, then writes status.
+   */
+  needsReplacement?(object: T, resolved: R, remote: Remote): string | undefined;
   /** Kind-specific status fields derived from the server resource. */
   statusFields?(object: T, remote: Remote, resolved: R): Record<string, unknown>;
 }
@@ -130,13 +158,14 @@ export async function reconcileManaged<T extends ManagedObject, R, Remote extend
   if (isBeingDeleted(object)) {
     if (!hasFinalizer(object)) return undefined;
     const id = object.status?.id;
-    if ((object.spec.deletionPolicy ?? 'Delete') === 'Delete' && id) {
+    if ((object.spec.deletionPolicy ?? 'Delete') === 'Delete') {
       try {
-        await sync.delete(id, object);
+        if (id) await deleteIgnoringNotFound(sync, id, object);
+        await sync.deleteKept?.(object);
       } catch (error) {
-        if (!isApiNotFound(error)) return failed(controller, object, error);
+        return failed(controller, object, error);
       }
-      await manager.events.normal(object, 'Deleted', `deleted ${id} on the server`);
+      if (id) await manager.events.normal(object, 'Deleted', `deleted ${id} on the server`);
     }
     await removeFinalizer(client, object);
     return undefined;
@@ -189,11 +218,34 @@ export async function reconcileManaged<T extends ManagedObject, R, Remote extend
         context.log.info({ id }, 'server resource gone: recreating it');
       }
     }
+    const replaceBecause = remote && !adoptId ? sync.needsReplacement?.(object, resolved, remote) : undefined;
+    if (remote && replaceBecause) {
+      const replacement = await sync.create(object, resolved, {
+        idempotencyKey: `${object.metadata?.uid}-${generation}-replaces-${remote.id}`,
+      });
+      await sync.afterCreate?.(object, replacement);
+      await deleteIgnoringNotFound(sync, remote.id, object);
+      await manager.events.warning(
+        object,
+        'Replaced',
+        `${replaceBecause}: replaced ${remote.id} with ${replacement.id}`,
+      );
+      await writeReady(controller, object, resolved, replacement, 'Replaced');
+      return undefined;
+    }
     if (remote) {
       const { remote: updated, changed } = await sync.update(object, resolved, remote);
-      if (adoptId) await manager.events.normal(object, 'Adopted', `adopted ${updated.id}`);
-      else if (changed) await manager.events.normal(object, 'Updated', `updated ${updated.id}`);
-      await writeReady(controller, object, resolved, updated, changed ? 'Updated' : 'UpToDate');
+      let reason: string;
+      if (adoptId) {
+        reason = 'Adopted';
+        await manager.events.normal(object, reason, `adopted ${updated.id}`);
+      } else if (changed) {
+        reason = 'Updated';
+        await manager.events.normal(object, reason, `updated ${updated.id}`);
+      } else {
+        reason = unchangedReadyReason(object);
+      }
+      await writeReady(controller, object, resolved, updated, reason);
       return undefined;
     }
     // `<uid>-<generation>`: a retry (or a restart after a crash) before status.id is written
@@ -210,6 +262,28 @@ export async function reconcileManaged<T extends ManagedObject, R, Remote extend
     return undefined;
   } catch (error) {
     return failed(controller, object, error);
+  }
+}
+
+/**
+ * The Ready reason after a reconcile that changed nothing: the one already there when Ready is
+ * True (Created, Updated, ...), so a resync or a poke that finds no drift writes no status at
+ * all; UpToDate when it recovers from a failure or a pause.
+ */
+function unchangedReadyReason(object: ManagedObject): string {
+  const ready = getCondition(object.status?.conditions, ConditionType.Ready);
+  return ready?.status === 'True' ? ready.reason : 'UpToDate';
+}
+
+async function deleteIgnoringNotFound<T extends ManagedObject, R, Remote extends RemoteResource>(
+  sync: ResourceSync<T, R, Remote>,
+  id: string,
+  object: T,
+): Promise<void> {
+  try {
+    await sync.delete(id, object);
+  } catch (error) {
+    if (!isApiNotFound(error)) throw error;
   }
 }
 
@@ -240,13 +314,16 @@ async function failed<T extends ManagedObject, R, Remote extends RemoteResource>
   object: T,
   error: unknown,
 ): Promise<Outcome> {
-  const terminal = terminalReason(error);
-  const message = error instanceof Error ? error.message : String(error);
+  const fields = error instanceof SyncProgressError ? error.statusFields : undefined;
+  const cause = error instanceof SyncProgressError ? error.cause : error;
+  const terminal = terminalReason(cause);
+  const message = cause instanceof Error ? cause.message : String(cause);
   if (terminal) {
     await controller.manager.events.warning(object, terminal, message);
     await writeStatus(controller, object, {
       ready: { status: 'False', reason: terminal, message },
       synced: { status: 'False', reason: terminal, message },
+      fields,
     });
     return undefined;
   }
@@ -254,6 +331,7 @@ async function failed<T extends ManagedObject, R, Remote extends RemoteResource>
     await writeStatus(controller, object, {
       ready: { status: 'False', reason: 'ApiUnavailable', message },
       synced: { status: 'False', reason: 'ApiUnavailable', message },
+      fields,
     });
   } catch (statusError) {
     throw new Error(message, { cause: new AggregateError([error, statusError]) });

@@ -19,7 +19,7 @@ import { type ReferenceExtractor, ReferenceIndex } from './reference-index.js';
 import { ResourceClient } from './resource-client.js';
 import { ResyncScheduler } from './resync.js';
 import { StatusWriter } from './status-writer.js';
-import { specOrMetadataChanged } from './watch-mappers.js';
+import { referenceStateChanged, specOrMetadataChanged } from './watch-mappers.js';
 import { type BackoffOptions, WorkQueue } from './work-queue.js';
 
 export interface ReconcileRequest {
@@ -53,6 +53,12 @@ export interface WatchSpec {
   map?: (object: KubernetesObject) => string[];
   /** Narrow the informer (e.g. only Secrets with the operator's label). */
   selectors?: SelectorOptions;
+  /**
+   * Which updates of the watched object enqueue its dependents. Default
+   * `referenceStateChanged`: for edgeward kinds only a new server id, a Ready flip or a deletion
+   * (a referenced object's own status rewrites do not concern the objects naming it).
+   */
+  shouldEnqueue?: (previous: KubernetesObject, object: KubernetesObject) => boolean;
 }
 
 /** What a controller gives the manager. */
@@ -262,9 +268,12 @@ export class Manager {
       const enqueue = (...objects: KubernetesObject[]) => {
         for (const key of new Set(objects.flatMap(map))) queue.add(key);
       };
+      const watchedChanged = watch.shouldEnqueue ?? referenceStateChanged;
       this.informer(watch.kind, watch.selectors).addHandlers({
         onAdd: (object) => enqueue(object),
-        onUpdate: (previous, object) => enqueue(previous, object),
+        onUpdate: (previous, object) => {
+          if (watchedChanged(previous, object)) enqueue(previous, object);
+        },
         onDelete: (object) => enqueue(object),
       });
     }
@@ -416,6 +425,8 @@ export class Manager {
           { signal: this.#workAbort.signal, log, failures: queue.failures(key) },
         );
         queue.forget(key);
+        // This outcome supersedes whatever an earlier reconcile of the key scheduled.
+        queue.cancelDelayed(key);
         if (outcome?.requeueAfterMs !== undefined) {
           queue.addAfter(key, outcome.requeueAfterMs);
           this.metrics.observeReconcile(kind, 'requeue', seconds());

@@ -52,3 +52,27 @@ export function specOrMetadataChanged(previous: KubernetesObject, object: Kubern
     JSON.stringify(before.finalizers ?? []) !== JSON.stringify(after.finalizers ?? [])
   );
 }
+
+type WithStatus = KubernetesObject & {
+  status?: { id?: unknown; conditions?: { type: string; status: string }[] };
+};
+
+const readyStatusOf = (object: WithStatus) =>
+  object.status?.conditions?.find((condition) => condition.type === 'Ready')?.status;
+
+/**
+ * The default filter for updates of a watched (referenced) kind. Dependents use only a referenced
+ * object's server id and whether it is Ready, so only a change of those (or of its deletion
+ * timestamp) enqueues them; its own status rewrites and spec changes (which keep its id) do not.
+ * Kinds without a generation (Secret, ConfigMap) always pass: their content is what is used.
+ */
+export function referenceStateChanged(previous: KubernetesObject, object: KubernetesObject): boolean {
+  if (object.metadata?.generation === undefined) return true;
+  const before = previous as WithStatus;
+  const after = object as WithStatus;
+  return (
+    before.status?.id !== after.status?.id ||
+    readyStatusOf(before) !== readyStatusOf(after) ||
+    String(before.metadata?.deletionTimestamp) !== String(after.metadata?.deletionTimestamp)
+  );
+}

@@ -128,6 +128,17 @@ describe('WorkQueue', () => {
       expect(queue.length).toBe(1);
     });
 
+    it('cancelDelayed drops a pending delayed add of that key only', () => {
+      const queue = new WorkQueue({ limiter: unlimited() });
+      queue.addAfter('k', 10_000);
+      queue.addAfter('other', 10_000);
+      queue.cancelDelayed('k');
+      queue.cancelDelayed('never-added');
+      expect(queue.delayedCount).toBe(1);
+      vi.advanceTimersByTime(10_000);
+      expect(queue.length).toBe(1);
+    });
+
     it('spreads rate-limited adds of many keys by the global token bucket', () => {
       // 10 qps, burst 2; backoff of 1 ms so the bucket decides.
       const limiter = new RateLimiter({ qps: 10, burst: 2 });

@@ -105,6 +105,18 @@ export class WorkQueue {
     this.#failures.delete(key);
   }
 
+  /**
+   * Drops a key's pending delayed add. After a reconcile that succeeded and asked for no requeue,
+   * an older "look again in 10 s" or retry timer has nothing left to do: firing it would only
+   * cost a redundant reconcile (and API calls) per key.
+   */
+  cancelDelayed(key: string): void {
+    const waiting = this.#delayed.get(key);
+    if (!waiting) return;
+    clearTimeout(waiting.timer);
+    this.#delayed.delete(key);
+  }
+
   /** Failures counted for a key since its last `forget`. */
   failures(key: string): number {
     return this.#failures.get(key) ?? 0;

@@ -12,6 +12,7 @@ import {
   type ManagedObject,
   type Resolution,
   type ResourceSync,
+  SyncProgressError,
 } from '../managed-resource.js';
 
 export type TlsEdgeObject = ManagedObject & { spec: TlsEdgeSpec; status?: TlsEdgeStatus };
@@ -192,6 +193,24 @@ export function tlsEdgeSync(deps: TlsEdgeDeps): ResourceSync<TlsEdgeObject, Reso
   const keptId = (object: TlsEdgeObject, backendId: string | undefined) =>
     object.spec.backend?.labels ? backendId : undefined;
 
+  /**
+   * Runs the edge write after `ensureBackend`; if it fails, a backend made just now is recorded in
+   * status with the failure, so the retry relabels that one instead of making another, and
+   * deleting the CR deletes it.
+   */
+  async function rememberingBackend<V>(
+    object: TlsEdgeObject,
+    kept: string | undefined,
+    write: () => Promise<V>,
+  ): Promise<V> {
+    try {
+      return await write();
+    } catch (error) {
+      if (kept && kept !== object.status?.backendId) throw new SyncProgressError({ backendId: kept }, error);
+      throw error;
+    }
+  }
+
   return {
     async resolve(object): Promise<Resolution<ResolvedEdge>> {
       const namespace = object.metadata?.namespace;
@@ -224,8 +243,9 @@ export function tlsEdgeSync(deps: TlsEdgeDeps): ResourceSync<TlsEdgeObject, Reso
         hostports: object.spec.hostports ?? [],
         ...Object.fromEntries(Object.entries(modules).filter(([, value]) => value !== undefined)),
       };
-      const edge = await api.tlsEdges.create(body, options);
-      return { ...edge, keptBackendId: keptId(object, backendId) };
+      const kept = keptId(object, backendId);
+      const edge = await rememberingBackend(object, kept, () => api.tlsEdges.create(body, options));
+      return { ...edge, keptBackendId: kept };
     },
     async update(object, resolved, remote) {
       const key = `${object.metadata?.uid}-${object.metadata?.generation}-backend`;
@@ -249,22 +269,20 @@ export function tlsEdgeSync(deps: TlsEdgeDeps): ResourceSync<TlsEdgeObject, Reso
           patch[name] = want;
         }
       }
-      let edge: TlsEdge = remote;
-      if (Object.keys(patch).length > 0) edge = await api.tlsEdges.update(remote.id, patch);
-      for (const name of dropped) await api.tlsEdges.deleteModule(remote.id, name);
-      if (dropped.length > 0) edge = await api.tlsEdges.get(remote.id);
-      await dropKeptBackend(object, keptId(object, backendId));
+      const kept = keptId(object, backendId);
+      const edge = await rememberingBackend(object, kept, async () => {
+        let written: TlsEdge = remote;
+        if (Object.keys(patch).length > 0) written = await api.tlsEdges.update(remote.id, patch);
+        for (const name of dropped) await api.tlsEdges.deleteModule(remote.id, name);
+        if (dropped.length > 0) written = await api.tlsEdges.get(remote.id);
+        return written;
+      });
+      await dropKeptBackend(object, kept);
       const changed = Object.keys(patch).length > 0 || dropped.length > 0;
-      return { remote: { ...edge, keptBackendId: keptId(object, backendId) }, changed };
+      return { remote: { ...edge, keptBackendId: kept }, changed };
     },
-    async delete(id, object) {
-      try {
-        await api.tlsEdges.delete(id);
-      } catch (error) {
-        if (!isApiNotFound(error)) throw error;
-      }
-      await dropKeptBackend(object, undefined);
-    },
+    delete: (id) => api.tlsEdges.delete(id),
+    deleteKept: (object) => dropKeptBackend(object, undefined),
     statusFields: (_object, remote) => ({ hostports: remote.hostports, backendId: remote.keptBackendId }),
   };
 }

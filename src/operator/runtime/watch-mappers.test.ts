@@ -1,0 +1,62 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { referenceStateChanged, specOrMetadataChanged } from './watch-mappers.js';
+
+function policy(change: {
+  generation?: number;
+  id?: string;
+  ready?: string;
+  reason?: string;
+  deleting?: boolean;
+  labels?: Record<string, string>;
+}): KubernetesObject {
+  return {
+    metadata: {
+      name: 'office',
+      generation: change.generation ?? 1,
+      labels: change.labels,
+      ...(change.deleting ? { deletionTimestamp: new Date('2026-11-22T00:00:00Z') } : {}),
+    },
+    status: {
+      id: change.id,
+      conditions: change.ready
+        ? [{ type: 'Ready', status: change.ready, reason: change.reason ?? 'Created' }]
+        : [],
+    },
+  } as KubernetesObject;
+}
+
+describe('referenceStateChanged (updates of a referenced kind)', () => {
+  const base = policy({ id: 'ipp_1', ready: 'True' });
+
+  it('passes a new server id, a Ready flip and a deletion', () => {
+    expect(referenceStateChanged(policy({}), base)).toBe(true);
+    expect(referenceStateChanged(base, policy({ id: 'ipp_2', ready: 'True' }))).toBe(true);
+    expect(referenceStateChanged(base, policy({ id: 'ipp_1', ready: 'False' }))).toBe(true);
+    expect(referenceStateChanged(base, policy({ id: 'ipp_1', ready: 'True', deleting: true }))).toBe(true);
+  });
+
+  it('drops status rewrites and spec changes that keep the id and readiness', () => {
+    expect(referenceStateChanged(base, policy({ id: 'ipp_1', ready: 'True', reason: 'Updated' }))).toBe(
+      false,
+    );
+    expect(referenceStateChanged(base, policy({ id: 'ipp_1', ready: 'True', generation: 2 }))).toBe(false);
+  });
+
+  it('passes every update of kinds without a generation (Secrets: their data is what is used)', () => {
+    const secret = (value: string) =>
+      ({ metadata: { name: 's' }, data: { token: value } }) as KubernetesObject;
+    expect(referenceStateChanged(secret('a'), secret('b'))).toBe(true);
+  });
+});
+
+describe('specOrMetadataChanged (updates of the controller own kind)', () => {
+  it('passes spec and metadata changes, not status-only ones', () => {
+    const base = policy({ id: 'ipp_1', ready: 'True' });
+    expect(specOrMetadataChanged(base, policy({ id: 'ipp_1', ready: 'False' }))).toBe(false);
+    expect(specOrMetadataChanged(base, policy({ id: 'ipp_1', ready: 'True', generation: 2 }))).toBe(true);
+    expect(specOrMetadataChanged(base, policy({ id: 'ipp_1', ready: 'True', labels: { a: 'b' } }))).toBe(
+      true,
+    );
+  });
+});
