@@ -544,6 +544,105 @@ describe('edgeward operator', () => {
     expect(tokenOf((await getSecret('foreign')) as Secret)).toBe('mine');
   });
 
+  it('replaces the credential when its token Secret is deleted or edited: new token, old one gone', async () => {
+    await apply(yamlOf('TunnelCredential', 'reissue', { description: `reissue-${suffix}` }));
+    const first = await waitFor('tunnelcredentials', 'reissue');
+    const firstId = first.status?.id as string;
+    const firstToken = tokenOf((await getSecret('reissue-token')) as Secret);
+
+    await kubectl(['delete', 'secret', '-n', namespace, 'reissue-token']);
+    const second = await eventually('a replacement credential', async () => {
+      const cr = await getCr('tunnelcredentials', 'reissue');
+      return cr?.status?.id !== firstId && condition(cr, 'Ready')?.status === 'True' ? cr : undefined;
+    });
+    expect(condition(second, 'Ready')?.reason).toBe('Replaced');
+    const secondId = second.status?.id as string;
+    const secondSecret = await eventually('the new token Secret', () => getSecret('reissue-token'));
+    const secondToken = tokenOf(secondSecret);
+    expect(secondToken).not.toBe(firstToken);
+    expect(await credentialRows(`reissue-${suffix}`)).toEqual([
+      expect.objectContaining({ id: secondId, token_hash: hashToken(secondToken) }),
+    ]);
+    expect((await t.api('GET', `/credentials/${firstId}`)).status).toBe(404);
+
+    // A token edited by hand is no longer the one the server knows: replaced as well.
+    const tampered = Buffer.from('ewt_not-the-real-token', 'utf8').toString('base64');
+    await kubectl([
+      'patch',
+      'secret',
+      '-n',
+      namespace,
+      'reissue-token',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ data: { token: tampered } }),
+    ]);
+    const third = await eventually('a second replacement', async () => {
+      const cr = await getCr('tunnelcredentials', 'reissue');
+      return cr?.status?.id !== secondId && condition(cr, 'Ready')?.status === 'True' ? cr : undefined;
+    });
+    const thirdToken = tokenOf((await getSecret('reissue-token')) as Secret);
+    expect(await credentialRows(`reissue-${suffix}`)).toEqual([
+      expect.objectContaining({ id: third.status?.id, token_hash: hashToken(thirdToken) }),
+    ]);
+  });
+
+  it('adopts a credential only with its token: waits with TokenUnavailable, then takes over the Secret', async () => {
+    const created = await t.api('POST', '/credentials', { description: `adopted-${suffix}` });
+    expect(created.status).toBe(201);
+    const { id, token } = created.body as { id: string; token: string };
+    await apply(
+      yamlOf(
+        'TunnelCredential',
+        'adopted',
+        { description: `adopted-${suffix}` },
+        { 'edgeward.dev/adopt-id': id },
+      ),
+    );
+    await waitFor('tunnelcredentials', 'adopted', 'False', 'TokenUnavailable');
+
+    await kubectl([
+      'create',
+      'secret',
+      'generic',
+      '-n',
+      namespace,
+      'adopted-token',
+      `--from-literal=token=${token}`,
+    ]);
+    await kubectl(['label', '-n', namespace, 'tunnelcredentials.edgeward.dev', 'adopted', 'poke=adopt']);
+    const cr = await waitFor('tunnelcredentials', 'adopted');
+    expect(cr.status?.id).toBe(id);
+    expect(condition(cr, 'Ready')?.reason).toBe('Adopted');
+    const secret = (await getSecret('adopted-token')) as Secret;
+    expect(tokenOf(secret)).toBe(token);
+    expect(secret.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'TunnelCredential', uid: cr.metadata.uid, controller: true }),
+    ]);
+    // Adopted, not replaced: still the one credential with the token it was created with.
+    expect(await credentialRows(`adopted-${suffix}`)).toEqual([
+      expect.objectContaining({ id, token_hash: hashToken(token) }),
+    ]);
+    await expectNoDrift('tunnelcredentials', 'TunnelCredential', 'adopted');
+  });
+
+  it('remembers a backend it made when the edge create fails, and deletes it with the CR', async () => {
+    const hostport = `taken-${suffix}.example.com:443`;
+    expect((await t.api('POST', '/edges/tls', { hostports: [hostport] })).status).toBe(201);
+    await apply(
+      yamlOf('TLSEdge', 'clashing', { hostports: [hostport], backend: { labels: { app: 'clash' } } }),
+    );
+    const cr = await waitFor('tlsedges', 'clashing', 'False', 'ServerRejected');
+    expect(cr.status?.id).toBeUndefined();
+    const backendId = cr.status?.backendId as string;
+    expect(backendId).toMatch(idPattern('bkdtg'));
+    expect((await t.api('GET', `/backends/tunnel_group/${backendId}`)).status).toBe(200);
+
+    await kubectl(['delete', '-n', namespace, 'tlsedges.edgeward.dev', 'clashing', '--wait=false']);
+    await waitGone('tlsedges', 'clashing');
+    expect((await t.api('GET', `/backends/tunnel_group/${backendId}`)).status).toBe(404);
+  });
+
   it('after a SIGKILL in the middle of 50 creates, a restart makes no duplicates and loses no token', async () => {
     const prefix = `bulk-${suffix}-`;
     const names = Array.from({ length: 50 }, (_, i) => `bulk-${i}`);

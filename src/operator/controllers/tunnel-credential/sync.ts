@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { EdgewardClient } from '../../../client/index.js';
 import type { Credential } from '../../../schemas/credentials.js';
@@ -10,6 +11,7 @@ import { controllerReference } from '../../runtime/watch-mappers.js';
 import type { BotUserObject } from '../bot-user/sync.js';
 import { TUNNEL_CREDENTIAL } from '../kinds.js';
 import {
+  ADOPT_ANNOTATION,
   changedFields,
   type ManagedObject,
   type Resolution,
@@ -27,13 +29,24 @@ export interface SecretObject extends KubernetesObject {
   data?: Record<string, string>;
 }
 
-/** What `resolve` found: the owner's server id (when one is named) and the token Secret's name. */
+/** What the token Secret holds, as far as the credential it belongs to is concerned. */
+export type TokenSecretState =
+  | { state: 'missing' }
+  /** The user's own Secret with the token of a credential being adopted: taken over by `update`. */
+  | { state: 'adoptable'; secret: SecretObject; token: string }
+  | { state: 'owned'; secret: SecretObject; credentialId: string | undefined; tokenIntact: boolean };
+
+/** What `resolve` found: the owner's server id (when one is named) and the token Secret. */
 export interface ResolvedCredential {
   ownerId: string | undefined;
   secretName: string;
+  secret: TokenSecretState;
 }
 
 export const TOKEN_KEY = 'token';
+/** On the token Secret: which credential its token belongs to, and the token's SHA-256. */
+export const CREDENTIAL_ID_ANNOTATION = 'edgeward.dev/credential-id';
+export const TOKEN_SHA256_ANNOTATION = 'edgeward.dev/token-sha256';
 /** Put on every Secret the operator writes, so its Secret informer watches only those. */
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'edgeward-operator';
@@ -44,6 +57,18 @@ export function tokenSecretName(object: TunnelCredentialObject): string {
 
 function ownedBy(secret: KubernetesObject, owner: KubernetesObject): boolean {
   return (secret.metadata?.ownerReferences ?? []).some((ref) => ref.uid === owner.metadata?.uid);
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+function tokenIn(secret: SecretObject): string {
+  const encoded = secret.data?.[TOKEN_KEY];
+  return encoded ? Buffer.from(encoded, 'base64').toString('utf8') : '';
+}
+
+/** True while the CR is adopting a server credential (annotation set, no id recorded yet). */
+function adopting(object: TunnelCredentialObject): boolean {
+  return !object.status?.id && object.metadata?.annotations?.[ADOPT_ANNOTATION] !== undefined;
 }
 
 function desiredFields(object: TunnelCredentialObject) {
@@ -70,6 +95,15 @@ export interface TunnelCredentialDeps {
  * the same credential and the same token — instead of making a second credential. A foreign
  * Secret of that name is refused before the create (SecretConflict), so a conflict never strands
  * a credential whose token has nowhere to go.
+ *
+ * The Secret records which credential its token belongs to and the token's SHA-256. If it is
+ * deleted, emptied or edited, the token cannot be recovered from the server, so the credential is
+ * replaced: a new one is created (Idempotency-Key `<uid>-<generation>-replaces-<old id>`), its
+ * token written, then the old credential deleted — a crash at any step replays the same new
+ * credential, and a Secret naming another credential than status.id is the mark of such an
+ * unfinished replacement. Adoption (`edgeward.dev/adopt-id`) cannot learn the token either: it
+ * needs the user's own Secret holding it, which the CR then takes over (data untouched);
+ * without one the CR waits with TokenUnavailable rather than replace what it was asked to adopt.
  */
 export function tunnelCredentialSync(
   deps: TunnelCredentialDeps,
@@ -92,20 +126,35 @@ export function tunnelCredentialSync(
         ownerId = bot.status.id;
       }
       const secretName = tokenSecretName(object);
+      let secret: SecretObject | undefined;
       try {
-        const secret = await secrets.get(namespace, secretName);
-        if (!ownedBy(secret, object)) {
-          return {
-            ready: false,
-            reason: 'SecretConflict',
-            message: `spec.tokenSecretName: Secret ${secretName} exists and is not owned by this TunnelCredential`,
-            retryAfterMs: 60_000,
-          };
-        }
+        secret = await secrets.get(namespace, secretName);
       } catch (error) {
         if (!isNotFound(error)) throw error;
       }
-      return { ready: true, value: { ownerId, secretName } };
+      const state = tokenSecretState(object, secret);
+      if (adopting(object) && state.state !== 'adoptable' && state.state !== 'owned') {
+        // The server shows a token only in the create response: an adopted credential's token must
+        // come from whoever has it. Nothing is created or replaced meanwhile.
+        return {
+          ready: false,
+          reason: 'TokenUnavailable',
+          message:
+            `${ADOPT_ANNOTATION}: the server never shows a credential's token again; put the token of ` +
+            `${object.metadata?.annotations?.[ADOPT_ANNOTATION]} in Secret ${secretName} (key ${TOKEN_KEY}), ` +
+            'or remove the annotation to have a new credential created',
+          retryAfterMs: 60_000,
+        };
+      }
+      if (secret && state.state === 'missing') {
+        return {
+          ready: false,
+          reason: 'SecretConflict',
+          message: `spec.tokenSecretName: Secret ${secretName} exists and is not owned by this TunnelCredential`,
+          retryAfterMs: 60_000,
+        };
+      }
+      return { ready: true, value: { ownerId, secretName, secret: state } };
     },
     get: (id) => api.credentials.get(id),
     create: (object, resolved, options) =>
@@ -114,9 +163,25 @@ export function tunnelCredentialSync(
       if (!remote.token) {
         throw new TerminalSyncError('TokenUnavailable', `the server returned no token for ${remote.id}`);
       }
-      await writeTokenSecret(secrets, object, tokenSecretName(object), remote.token);
+      await writeTokenSecret(secrets, object, tokenSecretName(object), remote.id, remote.token);
+    },
+    needsReplacement(_object, resolved, remote) {
+      const { secret, secretName } = resolved;
+      if (secret.state === 'missing')
+        return `Secret ${secretName} is gone and with it the only copy of the token`;
+      if (secret.state !== 'owned') return undefined;
+      if (secret.credentialId !== remote.id) {
+        // Also the mark of a replacement interrupted after its Secret write: finishing it replays
+        // the same new credential (same Idempotency-Key) and deletes the old one.
+        return `Secret ${secretName} holds the token of ${secret.credentialId ?? 'an unknown credential'}, not of ${remote.id}`;
+      }
+      if (!secret.tokenIntact) return `the token in Secret ${secretName} was changed or removed`;
+      return undefined;
     },
     async update(object, resolved, remote) {
+      if (resolved.secret.state === 'adoptable') {
+        await takeOverTokenSecret(secrets, object, resolved.secret.secret, remote.id, resolved.secret.token);
+      }
       if (resolved.ownerId && resolved.ownerId !== remote.owner_id) {
         throw new TerminalSyncError(
           'InvalidSpec',
@@ -135,23 +200,69 @@ export function tunnelCredentialSync(
   };
 }
 
+/** Classifies the Secret found under the token Secret's name ('missing' + a Secret = foreign). */
+function tokenSecretState(
+  object: TunnelCredentialObject,
+  secret: SecretObject | undefined,
+): TokenSecretState {
+  if (!secret) return { state: 'missing' };
+  const token = tokenIn(secret);
+  if (ownedBy(secret, object)) {
+    const annotations = secret.metadata?.annotations ?? {};
+    return {
+      state: 'owned',
+      secret,
+      credentialId: annotations[CREDENTIAL_ID_ANNOTATION],
+      tokenIntact: token !== '' && annotations[TOKEN_SHA256_ANNOTATION] === sha256(token),
+    };
+  }
+  if (adopting(object) && token !== '') return { state: 'adoptable', secret, token };
+  return { state: 'missing' };
+}
+
+/** The metadata the operator puts on a token Secret it owns. */
+function tokenSecretMetadata(owner: TunnelCredentialObject, credentialId: string, token: string) {
+  return {
+    labels: { [MANAGED_BY_LABEL]: MANAGED_BY },
+    annotations: { [CREDENTIAL_ID_ANNOTATION]: credentialId, [TOKEN_SHA256_ANNOTATION]: sha256(token) },
+    ownerReferences: [controllerReference(owner, TUNNEL_CREDENTIAL)],
+  };
+}
+
+/** Adopting: the user's Secret with the adopted credential's token becomes the CR's; data untouched. */
+async function takeOverTokenSecret(
+  secrets: ResourceClient<SecretObject>,
+  owner: TunnelCredentialObject,
+  secret: SecretObject,
+  credentialId: string,
+  token: string,
+): Promise<void> {
+  const wanted = tokenSecretMetadata(owner, credentialId, token);
+  await secrets.replace({
+    ...secret,
+    metadata: {
+      ...secret.metadata,
+      labels: { ...secret.metadata?.labels, ...wanted.labels },
+      annotations: { ...secret.metadata?.annotations, ...wanted.annotations },
+      ownerReferences: [...(secret.metadata?.ownerReferences ?? []), ...wanted.ownerReferences],
+    },
+  });
+}
+
 /** Creates the Secret, or replaces the data of the one this CR already owns. */
 async function writeTokenSecret(
   secrets: ResourceClient<SecretObject>,
   owner: TunnelCredentialObject,
   name: string,
+  credentialId: string,
   token: string,
 ): Promise<void> {
   const namespace = owner.metadata?.namespace;
+  const metadata = tokenSecretMetadata(owner, credentialId, token);
   const secret: SecretObject = {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: {
-      name,
-      namespace,
-      labels: { [MANAGED_BY_LABEL]: MANAGED_BY },
-      ownerReferences: [controllerReference(owner, TUNNEL_CREDENTIAL)],
-    },
+    metadata: { name, namespace, ...metadata },
     type: 'Opaque',
     data: { [TOKEN_KEY]: Buffer.from(token, 'utf8').toString('base64') },
   };
@@ -171,6 +282,11 @@ async function writeTokenSecret(
       `Secret ${name} appeared and is not owned by this TunnelCredential`,
     );
   }
-  const labels = { ...existing.metadata?.labels, [MANAGED_BY_LABEL]: MANAGED_BY };
-  await secrets.replace({ ...existing, metadata: { ...existing.metadata, labels }, data: secret.data });
+  const labels = { ...existing.metadata?.labels, ...metadata.labels };
+  const annotations = { ...existing.metadata?.annotations, ...metadata.annotations };
+  await secrets.replace({
+    ...existing,
+    metadata: { ...existing.metadata, labels, annotations },
+    data: secret.data,
+  });
 }
