@@ -438,6 +438,45 @@ describe('manager', () => {
     await expect(fetch(`${manager.serverUrls[1]}/healthz`)).rejects.toThrow();
   });
 
+  it('runs as many reconciles at once per kind as --max-concurrent-reconciles says, never two of one key', async () => {
+    const manager = new Manager({
+      kubeConfig,
+      namespaces: [namespace],
+      leaderElection: false,
+      log: silentLogger,
+      metrics: new OperatorMetrics({ processMetrics: false }),
+      concurrency: { default: 1, perKind: { Gadget: 3 } },
+    });
+    const client = manager.resources<Gadget>(GADGET);
+    const names = Array.from({ length: 6 }, (_, i) => `parallel-${i}`);
+    const inFlight = new Set<string>();
+    let most = 0;
+    let sameKeyTwice = false;
+    const finished = new Set<string>();
+    manager.register<Gadget>({
+      kind: GADGET,
+      async reconcile({ key, name }) {
+        if (!names.includes(name)) return;
+        if (inFlight.has(key)) sameKeyTwice = true;
+        inFlight.add(key);
+        most = Math.max(most, inFlight.size);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        inFlight.delete(key);
+        finished.add(name);
+      },
+    });
+    for (const name of names) await client.create(gadget(name, { size: 1 }));
+    await manager.start();
+    try {
+      await eventually('all reconciled', async () => (finished.size === names.length ? true : undefined));
+      expect(most).toBe(3);
+      expect(sameKeyTwice).toBe(false);
+    } finally {
+      await manager.stop();
+      for (const name of names) await client.delete(namespace, name);
+    }
+  });
+
   it('leader election: of two managers on one Lease only one works; the other takes over when it stops', async () => {
     const leaseName = 'runtime-test-leader';
     const work: Record<string, string[]> = { one: [], two: [] };

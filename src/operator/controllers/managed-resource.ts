@@ -19,9 +19,6 @@ import { sameJson } from '../runtime/status-writer.js';
 export const PAUSED_ANNOTATION = 'edgeward.dev/paused';
 export const ADOPT_ANNOTATION = 'edgeward.dev/adopt-id';
 
-/** How long to wait before looking again at references that are not ready yet. */
-const REFERENCE_RETRY_MS = 10_000;
-
 export interface ManagedStatus {
   id?: string;
   uri?: string;
@@ -40,7 +37,12 @@ export interface RemoteResource {
   uri: string;
 }
 
-/** What `resolve` found: the values the desired state needs, or why it cannot be built yet. */
+/**
+ * What `resolve` found: the values the desired state needs, or why it cannot be built yet. A
+ * reference the controller watches needs no `retryAfterMs`: its becoming Ready enqueues this
+ * object (a timer as well would only fire a redundant reconcile once it is Ready); something not
+ * watched (a foreign Secret) gives one.
+ */
 export type Resolution<R> =
   | { ready: true; value: R }
   | { ready: false; reason: string; message: string; retryAfterMs?: number };
@@ -163,9 +165,9 @@ export async function reconcileManaged<T extends ManagedObject, R, Remote extend
         if (id) await deleteIgnoringNotFound(sync, id, object);
         await sync.deleteKept?.(object);
       } catch (error) {
-        return failed(controller, object, error);
+        return failed(controller, context, object, error);
       }
-      if (id) await manager.events.normal(object, 'Deleted', `deleted ${id} on the server`);
+      if (id) await announce(manager, context, object, id, 'Deleted', `deleted ${id} on the server`);
     }
     await removeFinalizer(client, object);
     return undefined;
@@ -188,14 +190,14 @@ export async function reconcileManaged<T extends ManagedObject, R, Remote extend
   try {
     resolution = await sync.resolve(object, context);
   } catch (error) {
-    return failed(controller, object, error);
+    return failed(controller, context, object, error);
   }
   if (!resolution.ready) {
     await writeStatus(controller, object, {
       ready: { status: 'False', reason: resolution.reason, message: resolution.message },
       synced: { status: 'False', reason: resolution.reason, message: resolution.message },
     });
-    return { requeueAfterMs: resolution.retryAfterMs ?? REFERENCE_RETRY_MS };
+    return resolution.retryAfterMs === undefined ? undefined : { requeueAfterMs: resolution.retryAfterMs };
   }
   const resolved = resolution.value;
 
@@ -225,10 +227,14 @@ export async function reconcileManaged<T extends ManagedObject, R, Remote extend
       });
       await sync.afterCreate?.(object, replacement);
       await deleteIgnoringNotFound(sync, remote.id, object);
-      await manager.events.warning(
+      await announce(
+        manager,
+        context,
         object,
+        replacement.id,
         'Replaced',
         `${replaceBecause}: replaced ${remote.id} with ${replacement.id}`,
+        'warning',
       );
       await writeReady(controller, object, resolved, replacement, 'Replaced');
       return undefined;
@@ -238,10 +244,10 @@ export async function reconcileManaged<T extends ManagedObject, R, Remote extend
       let reason: string;
       if (adoptId) {
         reason = 'Adopted';
-        await manager.events.normal(object, reason, `adopted ${updated.id}`);
+        await announce(manager, context, object, updated.id, reason, `adopted ${updated.id}`);
       } else if (changed) {
         reason = 'Updated';
-        await manager.events.normal(object, reason, `updated ${updated.id}`);
+        await announce(manager, context, object, updated.id, reason, `updated ${updated.id}`);
       } else {
         reason = unchangedReadyReason(object);
       }
@@ -257,11 +263,11 @@ export async function reconcileManaged<T extends ManagedObject, R, Remote extend
       : `${object.metadata?.uid}-${generation}`;
     const created = await sync.create(object, resolved, { idempotencyKey });
     await sync.afterCreate?.(object, created);
-    await manager.events.normal(object, 'Created', `created ${created.id}`);
+    await announce(manager, context, object, created.id, 'Created', `created ${created.id}`);
     await writeReady(controller, object, resolved, created, 'Created');
     return undefined;
   } catch (error) {
-    return failed(controller, object, error);
+    return failed(controller, context, object, error);
   }
 }
 
@@ -273,6 +279,21 @@ export async function reconcileManaged<T extends ManagedObject, R, Remote extend
 function unchangedReadyReason(object: ManagedObject): string {
   const ready = getCondition(object.status?.conditions, ConditionType.Ready);
   return ready?.status === 'True' ? ready.reason : 'UpToDate';
+}
+
+/** A change made on the server: a Kubernetes Event on the object and a log line with the id. */
+async function announce(
+  manager: Manager,
+  context: ReconcileContext,
+  object: ManagedObject,
+  id: string,
+  reason: string,
+  message: string,
+  type: 'normal' | 'warning' = 'normal',
+): Promise<void> {
+  if (type === 'warning') context.log.warn({ id, reason }, message);
+  else context.log.info({ id, reason }, message);
+  await manager.events[type](object, reason, message);
 }
 
 async function deleteIgnoringNotFound<T extends ManagedObject, R, Remote extends RemoteResource>(
@@ -311,6 +332,7 @@ async function writeReady<T extends ManagedObject, R, Remote extends RemoteResou
  */
 async function failed<T extends ManagedObject, R, Remote extends RemoteResource>(
   controller: ManagedController<T, R, Remote>,
+  context: ReconcileContext,
   object: T,
   error: unknown,
 ): Promise<Outcome> {
@@ -319,6 +341,8 @@ async function failed<T extends ManagedObject, R, Remote extends RemoteResource>
   const terminal = terminalReason(cause);
   const message = cause instanceof Error ? cause.message : String(cause);
   if (terminal) {
+    // Not retried, so the manager never logs it: say it here, with the id when there is one.
+    context.log.warn({ id: object.status?.id, reason: terminal }, message);
     await controller.manager.events.warning(object, terminal, message);
     await writeStatus(controller, object, {
       ready: { status: 'False', reason: terminal, message },

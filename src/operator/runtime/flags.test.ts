@@ -7,6 +7,7 @@ const parse = (args: string[]) => parseArgs({ args, options: RUNTIME_FLAGS, stri
 describe('runtime flags', () => {
   it('has working defaults', () => {
     expect(managerOptionsFromFlags(parse([]), {})).toEqual({
+      concurrency: { default: 2, perKind: {} },
       namespaces: [],
       metricsAddress: ':8080',
       probeAddress: ':8081',
@@ -24,6 +25,19 @@ describe('runtime flags', () => {
     expect(() =>
       managerOptionsFromFlags(parse(['--probe-addr', ':1', '--health-probe-addr', ':2']), {}),
     ).toThrow(/--probe-addr: give it once/);
+  });
+
+  it('reads --max-concurrent-reconciles as a default and per-kind counts, naming the flag on errors', () => {
+    expect(managerOptionsFromFlags(parse([]), {}).concurrency).toEqual({ default: 2, perKind: {} });
+    expect(
+      managerOptionsFromFlags(parse(['--max-concurrent-reconciles', '4, TLSEdge=8,IPPolicy=1']), {})
+        .concurrency,
+    ).toEqual({ default: 4, perKind: { TLSEdge: 8, IPPolicy: 1 } });
+    for (const bad of ['0', 'x', 'TLSEdge=0', 'tls-edge=3', '2.5']) {
+      expect(() => managerOptionsFromFlags(parse(['--max-concurrent-reconciles', bad]), {})).toThrow(
+        /^--max-concurrent-reconciles: /,
+      );
+    }
   });
 
   it('reads every flag', () => {

@@ -19,6 +19,7 @@ export const RUNTIME_FLAGS = {
   'kube-api-burst': { type: 'string', default: '30' },
   'api-qps': { type: 'string', default: '10' },
   'api-burst': { type: 'string', default: '20' },
+  'max-concurrent-reconciles': { type: 'string', default: '2' },
   'resync-period': { type: 'string', default: '10m' },
   'shutdown-timeout': { type: 'string', default: '25s' },
 } as const;
@@ -32,6 +33,8 @@ export const RUNTIME_FLAGS_HELP = `  --watch-namespaces A,B          watch only 
   --leader-election-id NAME       name of the Lease (default edgeward-operator)
   --kube-api-qps N, --kube-api-burst N   Kubernetes client rate limit (default 20 / 30)
   --api-qps N, --api-burst N      edgeward API client rate limit (default 10 / 20)
+  --max-concurrent-reconciles N[,KIND=N...]
+                                  reconciles at once per kind (default 2), e.g. 4,TLSEdge=8
   --resync-period DURATION        default periodic resync (default 10m)
   --shutdown-timeout DURATION     how long SIGTERM waits for reconciles in flight (default 25s)
 `;
@@ -78,6 +81,7 @@ export function managerOptionsFromFlags(
     throw new Error('--probe-addr: give it once (--health-probe-addr is the same flag)');
   }
   return {
+    concurrency: concurrencyFrom(text('max-concurrent-reconciles') ?? '2'),
     namespaces,
     metricsAddress: text('metrics-addr'),
     probeAddress: text('health-probe-addr') ?? text('probe-addr') ?? ':8081',
@@ -87,4 +91,29 @@ export function managerOptionsFromFlags(
     resyncPeriodMs: duration('resync-period'),
     shutdownTimeoutMs: duration('shutdown-timeout'),
   };
+}
+
+/** `4` or `4,TLSEdge=8,IPPolicy=1` (kind names as in the CRDs) into manager options. */
+function concurrencyFrom(value: string): NonNullable<ManagerOptions['concurrency']> {
+  const flag = '--max-concurrent-reconciles';
+  const count = (text: string, what: string) => {
+    const parsed = Number(text);
+    if (!Number.isInteger(parsed) || parsed < 1)
+      throw new Error(`${flag}: ${what} must be a whole number >= 1`);
+    return parsed;
+  };
+  const concurrency = { default: 2, perKind: {} as Record<string, number> };
+  for (const part of value.split(',').map((piece) => piece.trim())) {
+    if (part === '') continue;
+    const equals = part.indexOf('=');
+    if (equals < 0) {
+      concurrency.default = count(part, `'${part}'`);
+    } else {
+      const kind = part.slice(0, equals).trim();
+      if (!/^[A-Z][A-Za-z]*$/.test(kind))
+        throw new Error(`${flag}: '${kind}' is not a kind name like TLSEdge`);
+      concurrency.perKind[kind] = count(part.slice(equals + 1).trim(), `${kind}'s count`);
+    }
+  }
+  return concurrency;
 }

@@ -124,6 +124,11 @@ export interface ManagerOptions {
   probeAddress?: string;
   /** How long shutdown waits for in-flight reconciles before aborting them. Default 25 s. */
   shutdownTimeoutMs?: number;
+  /**
+   * `--max-concurrent-reconciles`: workers per kind (never two on one key). `perKind` overrides
+   * by kind name; then a controller's own `workers`; then `default` (2).
+   */
+  concurrency?: { default: number; perKind: Readonly<Record<string, number>> };
   metrics?: OperatorMetrics;
 }
 
@@ -400,7 +405,11 @@ export class Manager {
     for (const registered of this.#controllers) {
       // Everything cached is due once when work starts (a standby's queue may hold only part).
       for (const key of registered.informer.cache.keys()) registered.queue.add(key);
-      for (let worker = 0; worker < (registered.controller.workers ?? 2); worker++) {
+      const { kind } = registered.controller.kind;
+      const concurrency = this.#options.concurrency;
+      const workers =
+        concurrency?.perKind[kind] ?? registered.controller.workers ?? concurrency?.default ?? 2;
+      for (let worker = 0; worker < workers; worker++) {
         this.#workers.push(this.#work(registered));
       }
     }

@@ -59,4 +59,15 @@ describe('specOrMetadataChanged (updates of the controller own kind)', () => {
       true,
     );
   });
+
+  it('ignores our own finalizer being added (the reconcile in progress did it), not other finalizer changes', () => {
+    const withFinalizers = (finalizers: string[]) =>
+      ({ metadata: { name: 'office', generation: 1, finalizers } }) as KubernetesObject;
+    expect(specOrMetadataChanged(withFinalizers([]), withFinalizers(['edgeward.dev/finalizer']))).toBe(false);
+    expect(
+      specOrMetadataChanged(withFinalizers(['a']), withFinalizers(['a', 'edgeward.dev/finalizer'])),
+    ).toBe(false);
+    expect(specOrMetadataChanged(withFinalizers(['edgeward.dev/finalizer']), withFinalizers([]))).toBe(true);
+    expect(specOrMetadataChanged(withFinalizers([]), withFinalizers(['other.io/finalizer']))).toBe(true);
+  });
 });

@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { FINALIZER } from './finalizers.js';
 import { apiVersionOf, objectKey, type ResourceKind } from './kinds.js';
 
 /**
@@ -49,8 +50,21 @@ export function specOrMetadataChanged(previous: KubernetesObject, object: Kubern
     String(before.deletionTimestamp) !== String(after.deletionTimestamp) ||
     JSON.stringify(before.labels ?? {}) !== JSON.stringify(after.labels ?? {}) ||
     JSON.stringify(before.annotations ?? {}) !== JSON.stringify(after.annotations ?? {}) ||
-    JSON.stringify(before.finalizers ?? []) !== JSON.stringify(after.finalizers ?? [])
+    finalizersChanged(before.finalizers ?? [], after.finalizers ?? [])
   );
+}
+
+/**
+ * Finalizer changes enqueue (someone removing ours gets it back), except our own finalizer being
+ * added: that is the reconcile in progress patching it, and re-running it would be wasted work.
+ */
+function finalizersChanged(before: readonly string[], after: readonly string[]): boolean {
+  if (JSON.stringify(before) === JSON.stringify(after)) return false;
+  const onlyOursAdded =
+    after.length === before.length + 1 &&
+    after.at(-1) === FINALIZER &&
+    JSON.stringify(after.slice(0, -1)) === JSON.stringify(before);
+  return !onlyOursAdded;
 }
 
 type WithStatus = KubernetesObject & {
