@@ -16,13 +16,13 @@
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { controlPlaneDown, controlPlaneUp } from '../src/dev-cluster/control-plane.ts';
+import { freePort } from '../src/dev-cluster/free-port.ts';
 import { ensureTools } from '../src/dev-cluster/tools.ts';
 
 const run = promisify(execFile);
@@ -39,14 +39,6 @@ if (sizes.length === 0) throw new Error('BENCH_N: expected positive integers lik
 
 const children = new Set();
 const log = (line) => process.stderr.write(`[bench] ${line}\n`);
-
-async function freePort() {
-  const probe = createServer();
-  await new Promise((done) => probe.listen(0, '127.0.0.1', done));
-  const { port } = probe.address();
-  await new Promise((done) => probe.close(done));
-  return port;
-}
 
 /** Spawns a tsx child; keeps the last 20 kB of its output for error messages. */
 function startChild(name, args, env) {

@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { issueCertificate } from '../server/crypto/x509.js';
+import { freePort } from './free-port.js';
 import { kubeconfig } from './kubeconfig.js';
 import { createPki, loadCa } from './pki.js';
 import { ensureTools, type Log } from './tools.js';
@@ -18,15 +18,6 @@ export interface ControlPlane {
 }
 
 const STATE_FILE = 'control-plane.json';
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
-  const address = probe.address();
-  await new Promise((done) => probe.close(done));
-  if (address === null || typeof address === 'string') throw new Error('could not find a free port');
-  return address.port;
-}
 
 /** Starts a process that outlives this one (so `up` can return), its output in a log file. */
 function startDetached(binary: string, args: string[], logFile: string): number {

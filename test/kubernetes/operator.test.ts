@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { freePort } from '../../src/dev-cluster/free-port.js';
 import { hashToken } from '../../src/server/crypto/tokens.js';
 import { tool } from '../support/kubectl.js';
 import { ADMIN_KEY, idPattern, startTestServer, type TestServer } from '../support/server.js';
@@ -55,15 +55,6 @@ interface Secret {
   metadata: { name: string; ownerReferences?: { uid: string; kind: string; controller?: boolean }[] };
   type: string;
   data?: Record<string, string>;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
-  const address = probe.address();
-  await new Promise((done) => probe.close(done));
-  if (address === null || typeof address === 'string') throw new Error('no free port');
-  return address.port;
 }
 
 function startOperator(): ChildProcess {
