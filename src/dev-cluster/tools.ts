@@ -172,7 +172,7 @@ async function buildKubernetes(outDir: string, log: Log): Promise<void> {
     `-X k8s.io/component-base/version.gitMajor=${major}`,
     `-X k8s.io/component-base/version.gitMinor=${minor}`,
     '-X k8s.io/component-base/version.gitTreeState=clean',
-    '-X k8s.io/client-go/pkg/version.gitVersion=' + version,
+    `-X k8s.io/client-go/pkg/version.gitVersion=${version}`,
   ].join(' ');
   const dir = buildDir(`kubernetes-${version}`, ['kubernetes/go.mod']);
   await go(
