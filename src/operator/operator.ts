@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { EdgewardClient } from '../client/index.js';
 import { registerBotUser } from './controllers/bot-user/register.js';
+import { registerCertificateAuthority } from './controllers/certificate-authority/register.js';
 import { registerIpPolicy } from './controllers/ip-policy/register.js';
 import { registerReservedAddress } from './controllers/reserved-address/register.js';
 import { registerTlsEdge } from './controllers/tls-edge/register.js';
@@ -41,6 +42,7 @@ export function createOperator(options: OperatorOptions): Operator {
     }),
   );
   registerBotUser(manager, api);
+  registerCertificateAuthority(manager, api);
   registerIpPolicy(manager, api);
   registerReservedAddress(manager, api);
   registerTunnelCredential(manager, api);

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../src/dev-cluster/free-port.js';
 import { hashToken } from '../../src/server/crypto/tokens.js';
 import { tool } from '../support/kubectl.js';
+import { OpensslWorkspace } from '../support/openssl.js';
 import { ADMIN_KEY, idPattern, startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -233,7 +234,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await stopOperator('SIGKILL');
   // Finalizers would hold the namespace forever without an operator: drop them first.
-  for (const plural of ['botusers', 'ippolicies', 'reservedaddresses', 'tlsedges', 'tunnelcredentials']) {
+  for (const plural of [
+    'botusers',
+    'certificateauthorities',
+    'ippolicies',
+    'reservedaddresses',
+    'tlsedges',
+    'tunnelcredentials',
+  ]) {
     const { stdout } = await kubectl(['get', '-n', namespace, `${plural}.edgeward.dev`, '-o', 'name']).catch(
       () => ({ stdout: '' }),
     );
@@ -460,6 +468,66 @@ describe('edgeward operator', () => {
     await waitGone('tlsedges', 'web');
     expect((await t.api('GET', `/edges/tls/${id}`)).status).toBe(404);
     expect((await t.api('GET', `/backends/tunnel_group/${backendId}`)).status).toBe(404);
+  });
+
+  it('uploads a CertificateAuthority, lets a TLSEdge verify clients with it, and holds its delete while in use', async () => {
+    const workspace = new OpensslWorkspace();
+    try {
+      const key = workspace.key('ec');
+      const ca = workspace.certificate({
+        subject: `/CN=Client CA ${suffix}`,
+        key,
+        extensions: ['basicConstraints = critical,CA:TRUE', 'keyUsage = critical,keyCertSign,cRLSign'],
+      });
+      const clientsEdge = yamlOf('TLSEdge', 'clients', {
+        hostports: [`clients-${suffix}.example.com:443`],
+        mutualTls: { certificateAuthorityRefs: [{ name: 'client-ca' }] },
+      });
+      await apply(clientsEdge);
+      await waitFor('tlsedges', 'clients', 'False', 'ReferenceNotReady');
+
+      await apply(yamlOf('CertificateAuthority', 'client-ca', { description: 'clients', caPem: ca.pem }));
+      const caCr = await waitFor('certificateauthorities', 'client-ca');
+      const caId = caCr.status?.id as string;
+      expect(caId).toMatch(idPattern('ca'));
+      expect(caCr.status?.subjectCommonName).toBe(`Client CA ${suffix}`);
+      expect(caCr.status?.keyUsages).toEqual(['cert_sign', 'crl_sign']);
+      const remoteCa = await t.api('GET', `/certificate_authorities/${caId}`);
+      expect(remoteCa.body).toMatchObject({ description: 'clients', not_after: caCr.status?.notAfter });
+
+      const edge = await waitFor('tlsedges', 'clients');
+      const remoteEdge = (await t.api('GET', `/edges/tls/${edge.status?.id}`)).body as {
+        mutual_tls: { certificate_authorities: { id: string }[] };
+      };
+      expect(remoteEdge.mutual_tls.certificate_authorities.map((c) => c.id)).toEqual([caId]);
+      await expectNoDrift('certificateauthorities', 'CertificateAuthority', 'client-ca');
+
+      // The server refuses to delete a CA an edge still uses: the CR waits, saying why.
+      await kubectl([
+        'delete',
+        '-n',
+        namespace,
+        'certificateauthorities.edgeward.dev',
+        'client-ca',
+        '--wait=false',
+      ]);
+      await eventually('DeleteBlocked', async () =>
+        condition(await getCr('certificateauthorities', 'client-ca'), 'Ready')?.reason === 'DeleteBlocked'
+          ? true
+          : undefined,
+      );
+      expect((await t.api('GET', `/certificate_authorities/${caId}`)).status).toBe(200);
+      await kubectl(['delete', '-n', namespace, 'tlsedges.edgeward.dev', 'clients', '--wait=false']);
+      await waitGone('tlsedges', 'clients');
+      await eventually(
+        'the CA deleted once unused',
+        async () => ((await getCr('certificateauthorities', 'client-ca')) ? undefined : true),
+        60_000,
+      );
+      expect((await t.api('GET', `/certificate_authorities/${caId}`)).status).toBe(404);
+    } finally {
+      workspace.cleanup();
+    }
   });
 
   it('reports a spec the server refuses as InvalidSpec', async () => {

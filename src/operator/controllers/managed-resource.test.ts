@@ -321,4 +321,21 @@ describe('reconcileManaged', () => {
     expect(h.api).toEqual(['POST key=uid-1-3', 'DELETE kept']);
     expect(h.object.metadata?.finalizers).toEqual([]);
   });
+
+  it('keeps retrying a delete the server refuses as still in use (409), saying DeleteBlocked', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    await h.reconcile();
+    h.object = { ...h.object, metadata: { ...h.object.metadata, deletionTimestamp: new Date() } };
+    const inUse = apiError(409);
+    const remove = h.server.delete.bind(h.server);
+    h.server.delete = () => {
+      throw inUse;
+    };
+    await expect(h.reconcile()).rejects.toBe(inUse);
+    expect(ready(h.object)).toMatchObject({ status: 'False', reason: 'DeleteBlocked' });
+    expect(h.object.metadata?.finalizers).toEqual(['edgeward.dev/finalizer']);
+    h.server.delete = remove;
+    await h.reconcile();
+    expect(h.object.metadata?.finalizers).toEqual([]);
+  });
 });

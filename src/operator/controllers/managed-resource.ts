@@ -165,6 +165,16 @@ export async function reconcileManaged<T extends ManagedObject, R, Remote extend
         if (id) await deleteIgnoringNotFound(sync, id, object);
         await sync.deleteKept?.(object);
       } catch (error) {
+        // In use on the server (a CA an edge still names): not terminal, the user is expected to
+        // remove the use, so retry with backoff and say why the CR stays.
+        if (error instanceof EdgewardApiError && error.statusCode === 409) {
+          await writeStatus(controller, object, {
+            ready: { status: 'False', reason: 'DeleteBlocked', message: error.message },
+            synced: { status: 'False', reason: 'DeleteBlocked', message: error.message },
+          });
+          await manager.events.warning(object, 'DeleteBlocked', error.message);
+          throw error;
+        }
         return failed(controller, context, object, error);
       }
       if (id) await announce(manager, context, object, id, 'Deleted', `deleted ${id} on the server`);
