@@ -7,7 +7,7 @@ const USAGE = `usage: edgeward crds [--write [--dir <folder>]]
 
 Prints every edgeward CustomResourceDefinition as one multi-document YAML stream
 (kubectl apply -f - takes it). With --write, rewrites the folder instead (default ./crds):
-one <plural>.edgeward.dev.yaml per CRD and a kustomization.yaml listing them.
+one <plural>.edgeward.dev.yaml per CRD and a Kustomization file listing them.
 `;
 
 export async function crdsCommand(argv: string[]): Promise<number> {

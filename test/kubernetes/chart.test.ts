@@ -1,0 +1,718 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { freePort } from '../../src/dev-cluster/free-port.js';
+import { tool } from '../support/kubectl.js';
+import { ADMIN_KEY, idPattern, startTestServer, type TestServer } from '../support/server.js';
+
+/**
+ * The Helm chart (charts/edgeward) and the kustomize config (config/) against a real
+ * kube-apiserver: lint, schema, server-side dry runs of every rendered object, a real install,
+ * upgrade and uninstall, and the operator run as a separate process under exactly the chart's RBAC
+ * (a ServiceAccount token, no admin rights) until its CRs are Ready.
+ *
+ * Not covered here: the image (no Docker on the build machine) and the pods themselves (the test
+ * control plane has no scheduler or kubelet, so the Deployment and StatefulSet never run).
+ */
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CHART = join(ROOT, 'charts/edgeward');
+const CLI = join(ROOT, 'src/cli.ts');
+const suffix = randomBytes(3).toString('hex');
+/** The default install (server + operator watching all namespaces) and the dry runs. */
+const releaseNs = `edgeward-chart-${suffix}`;
+const release = `ew-${suffix}`;
+/** The operator-only install whose RBAC the operator process runs under. */
+const operatorNs = `edgeward-chart-op-${suffix}`;
+const operatorRelease = `ewop-${suffix}`;
+/** Where that operator's CRs live (its only watched namespace). */
+const workNs = `edgeward-chart-work-${suffix}`;
+const GROUP_VERSION = 'edgeward.dev/v1alpha1';
+
+let kubeconfig: string;
+let scratch: string;
+let t: TestServer | undefined;
+let operator: ChildProcess | undefined;
+let operatorOutput = '';
+/** Releases to uninstall in afterAll (release name -> namespace). */
+const installed = new Map<string, string>();
+
+const kubectl = (args: string[], input?: string) => tool(inject('kubectl'), kubeconfig, args, input);
+const helm = (args: string[]) => tool(inject('helm'), kubeconfig, args);
+
+interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    generation?: number;
+    finalizers?: string[];
+  };
+  [field: string]: unknown;
+}
+interface Rule {
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  verbs: string[];
+}
+interface Cr extends KubeObject {
+  status?: {
+    id?: string;
+    conditions?: { type: string; status: string; reason: string; observedGeneration?: number }[];
+  } & Record<string, unknown>;
+}
+
+function documents(text: string): KubeObject[] {
+  return parseAllDocuments(text)
+    .map((document) => document.toJSON() as KubeObject | null)
+    .filter((object): object is KubeObject => object !== null);
+}
+
+const find = (objects: KubeObject[], kind: string, name?: string) =>
+  objects.filter((object) => object.kind === kind && (name === undefined || object.metadata.name === name));
+
+const rulesOf = (objects: KubeObject[], kind: string, name: string) => {
+  const [object] = find(objects, kind, name);
+  if (!object) throw new Error(`no ${kind} ${name} among ${objects.map((o) => o.kind).join(', ')}`);
+  return object.rules as Rule[];
+};
+
+/** Renders the chart; rejects with helm's error (a `fail` message, a schema violation). */
+async function template(namespace: string, set: string[] = [], extra: string[] = []): Promise<string> {
+  const args = ['template', release, CHART, '--namespace', namespace, ...extra];
+  for (const value of set) args.push('--set', value);
+  return (await helm(args)).stdout;
+}
+
+/** `helm lint` expected to fail: its report (on stdout) and the error. */
+async function lintOutput(args: string[]): Promise<string> {
+  try {
+    await helm(['lint', CHART, ...args]);
+  } catch (error) {
+    const cause = (error as Error & { cause?: { stdout?: string } }).cause;
+    return `${cause?.stdout ?? ''}\n${String(error)}`;
+  }
+  throw new Error(`helm lint ${args.join(' ')} passed`);
+}
+
+/** Server-side dry run with strict field validation: every object must pass the apiserver's schema. */
+async function dryRun(manifests: string): Promise<string[]> {
+  const { stdout } = await kubectl(['apply', '--dry-run=server', '--validate=strict', '-f', '-'], manifests);
+  return stdout.split('\n').filter(Boolean);
+}
+
+/** `kubectl auth can-i` as a ServiceAccount: true for "yes" (exit 0), false for "no" (exit 1). */
+function canI(serviceAccount: string, namespace: string, verb: string, resource: string, where: string[]) {
+  const args = [
+    'auth',
+    'can-i',
+    verb,
+    resource,
+    '--as',
+    `system:serviceaccount:${namespace}:${serviceAccount}`,
+  ];
+  return new Promise<boolean>((resolve, reject) => {
+    execFile(
+      inject('kubectl'),
+      [...args, ...where],
+      { env: { ...process.env, KUBECONFIG: kubeconfig } },
+      (error, stdout) => {
+        const answer = stdout.trim();
+        if (answer === 'yes' && !error) resolve(true);
+        else if (answer === 'no' && error?.code === 1) resolve(false);
+        else reject(new Error(`kubectl ${args.join(' ')}: ${String(error)} ${stdout}`));
+      },
+    );
+  });
+}
+
+async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 45_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}\noperator output:\n${operatorOutput.slice(-4000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function getJson<T>(args: string[]): Promise<T | undefined> {
+  try {
+    return JSON.parse((await kubectl([...args, '-o', 'json'])).stdout) as T;
+  } catch (error) {
+    if (String(error).includes('NotFound')) return undefined;
+    throw error;
+  }
+}
+
+const waitReady = (plural: string, name: string) =>
+  eventually(`${plural}/${name} Ready`, async () => {
+    const cr = await getJson<Cr>(['get', '-n', workNs, `${plural}.edgeward.dev`, name]);
+    const ready = cr?.status?.conditions?.find((c) => c.type === 'Ready');
+    return ready?.status === 'True' && ready.observedGeneration === cr?.metadata.generation ? cr : undefined;
+  });
+
+/** Names (`kind/name`) of what a release made in a namespace, by its instance label. */
+async function releaseObjects(namespace: string, name: string): Promise<string[]> {
+  const { stdout } = await kubectl([
+    'get',
+    '-n',
+    namespace,
+    'serviceaccounts,secrets,services,deployments,statefulsets,roles,rolebindings',
+    '-l',
+    `app.kubernetes.io/instance=${name}`,
+    '-o',
+    'name',
+  ]);
+  return stdout.split('\n').filter(Boolean).sort();
+}
+
+async function clusterObjects(name: string): Promise<string[]> {
+  const { stdout } = await kubectl([
+    'get',
+    'clusterroles,clusterrolebindings',
+    '-l',
+    `app.kubernetes.io/instance=${name}`,
+    '-o',
+    'name',
+  ]);
+  return stdout.split('\n').filter(Boolean).sort();
+}
+
+async function stopOperator(): Promise<void> {
+  const child = operator;
+  operator = undefined;
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+beforeAll(async () => {
+  kubeconfig = inject('kubeconfig');
+  scratch = mkdtempSync(join(tmpdir(), 'edgeward-chart-'));
+  const crds = join(ROOT, 'crds');
+  await kubectl(['apply', '-f', crds]);
+  await kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', crds]);
+  for (const namespace of [releaseNs, operatorNs, workNs]) await kubectl(['create', 'namespace', namespace]);
+});
+
+afterAll(async () => {
+  await stopOperator();
+  // Finalizers would hold the CRs (and their namespace) forever without an operator.
+  for (const plural of ['botusers', 'ippolicies', 'tlsedges', 'tunnelcredentials']) {
+    const { stdout } = await kubectl(['get', '-n', workNs, `${plural}.edgeward.dev`, '-o', 'name']).catch(
+      () => ({
+        stdout: '',
+      }),
+    );
+    for (const name of stdout.split('\n').filter(Boolean)) {
+      await kubectl([
+        'patch',
+        '-n',
+        workNs,
+        name,
+        '--type=merge',
+        '-p',
+        '{"metadata":{"finalizers":null}}',
+      ]).catch(() => undefined);
+    }
+  }
+  for (const [name, namespace] of installed) {
+    await helm(['uninstall', name, '--namespace', namespace]).catch(() => undefined);
+  }
+  for (const namespace of [releaseNs, operatorNs, workNs]) {
+    await kubectl(['delete', 'namespace', namespace, '--wait=false']).catch(() => undefined);
+  }
+  await t?.stop();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('Helm chart and kustomize config', () => {
+  it('ships the generated CRDs unchanged and the package version as appVersion', () => {
+    const top = join(ROOT, 'crds');
+    const copy = join(CHART, 'crds');
+    const listing = (dir: string) => readdirSync(dir).sort();
+    expect(listing(copy)).toEqual(listing(top));
+    expect(listing(top).filter((file) => file.endsWith('.edgeward.dev.yaml'))).toHaveLength(17);
+    for (const file of listing(top)) {
+      // A differing copy means `npx tsx src/cli.ts crds --write --dir charts/edgeward/crds` was not run.
+      expect(readFileSync(join(copy, file), 'utf8'), `charts/edgeward/crds/${file}`).toBe(
+        readFileSync(join(top, file), 'utf8'),
+      );
+    }
+    const chart = documents(readFileSync(join(CHART, 'Chart.yaml'), 'utf8'))[0] as unknown as Record<
+      string,
+      string
+    >;
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(chart).toMatchObject({
+      apiVersion: 'v2',
+      name: 'edgeward',
+      version: '0.1.0',
+      appVersion: pkg.version,
+    });
+  });
+
+  it('lints, and refuses a missing operator.apiUrl and values of the wrong type', async () => {
+    await helm(['lint', '--strict', CHART]);
+    await helm([
+      'lint',
+      '--strict',
+      CHART,
+      '--set',
+      'server.enabled=false',
+      '--set',
+      'operator.apiUrl=https://edgeward.example.com',
+      '--set',
+      'operator.apiKey.existingSecret=edgeward-api-key',
+    ]);
+
+    await expect(template(releaseNs, ['server.enabled=false'])).rejects.toThrow(
+      /operator\.apiUrl is required when server\.enabled is false/,
+    );
+    await expect(
+      template(releaseNs, ['server.enabled=false', 'operator.apiUrl=https://edgeward.example.com']),
+    ).rejects.toThrow(/operator\.apiKey is required when server\.enabled is false/);
+    await expect(template(releaseNs, ['operator.replicas=2', 'operator.leaderElect=false'])).rejects.toThrow(
+      /operator\.replicas > 1 needs operator\.leaderElect/,
+    );
+    // values.schema.json: in `helm template` and in `helm lint`.
+    await expect(template(releaseNs, ['operator.replicas=two'])).rejects.toThrow(/\/operator\/replicas/);
+    await expect(lintOutput(['--set', 'operator.replicas=two'])).resolves.toMatch(/\/operator\/replicas/);
+    await expect(template(releaseNs, ['server.persistence.enabled=maybe'])).rejects.toThrow(
+      /\/server\/persistence\/enabled/,
+    );
+    await expect(template(releaseNs, ['operator.watchNamespaces[0]=Not_A_Namespace'])).rejects.toThrow(
+      /\/operator\/watchNamespaces\/0/,
+    );
+    await expect(template(releaseNs, ['operator.unknownKey=1'])).rejects.toThrow(/unknownKey/);
+  });
+
+  it('renders objects the apiserver accepts: defaults, with CRDs and the generated admin key', async () => {
+    const rendered = await template(releaseNs, [], ['--include-crds']);
+    const objects = documents(rendered);
+    const lines = await dryRun(rendered);
+    expect(lines).toHaveLength(objects.length);
+    for (const line of lines) expect(line).toMatch(/ (created|configured|unchanged) \(server dry run\)$/);
+    expect(find(objects, 'CustomResourceDefinition')).toHaveLength(17);
+    const kinds = objects
+      .filter((o) => o.kind !== 'CustomResourceDefinition')
+      .map((o) => `${o.kind}/${o.metadata.name}`);
+    const prefix = `${release}-edgeward`;
+    expect(kinds.sort()).toEqual(
+      [
+        `ClusterRole/${prefix}-operator`,
+        `ClusterRoleBinding/${prefix}-operator`,
+        `Deployment/${prefix}-operator`,
+        `Role/${prefix}-operator-leader-election`,
+        `RoleBinding/${prefix}-operator-leader-election`,
+        `Secret/${prefix}-server-admin-key`,
+        `Service/${prefix}-operator-metrics`,
+        `Service/${prefix}-server`,
+        `Service/${prefix}-server-headless`,
+        `ServiceAccount/${prefix}-operator`,
+        `StatefulSet/${prefix}-server`,
+      ].sort(),
+    );
+    for (const object of objects.filter((o) => o.kind !== 'CustomResourceDefinition')) {
+      expect(object.metadata.labels).toMatchObject({
+        'app.kubernetes.io/name': 'edgeward',
+        'app.kubernetes.io/instance': release,
+        'app.kubernetes.io/managed-by': 'Helm',
+        'helm.sh/chart': 'edgeward-0.1.0',
+      });
+    }
+    const deployment = find(objects, 'Deployment')[0] as unknown as {
+      spec: {
+        template: { spec: { containers: { args: string[]; securityContext: Record<string, unknown> }[] } };
+      };
+    };
+    const container = deployment.spec.template.spec.containers[0];
+    expect(container?.args).toEqual(
+      expect.arrayContaining([
+        'operator',
+        `--api-url=http://${prefix}-server.${releaseNs}.svc:4040`,
+        '--api-key-file=/etc/edgeward/api-key/admin-api-key',
+        '--leader-elect',
+      ]),
+    );
+    expect(container?.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    const secret = find(objects, 'Secret')[0] as unknown as { data: Record<string, string> };
+    expect(
+      Buffer.from(secret.data['admin-api-key'] ?? '', 'base64').toString().length,
+    ).toBeGreaterThanOrEqual(32);
+  });
+
+  it('renders one Role per watched namespace and no ClusterRole with operator.watchNamespaces', async () => {
+    const rendered = await template(releaseNs, [
+      `operator.watchNamespaces[0]=${workNs}`,
+      `operator.watchNamespaces[1]=${operatorNs}`,
+      'operator.metrics.serviceMonitor.enabled=false',
+    ]);
+    const objects = documents(rendered);
+    expect(await dryRun(rendered)).toHaveLength(objects.length);
+    expect(find(objects, 'ClusterRole')).toEqual([]);
+    expect(find(objects, 'ClusterRoleBinding')).toEqual([]);
+    const roles = find(objects, 'Role', `${release}-edgeward-operator`);
+    expect(roles.map((role) => role.metadata.namespace).sort()).toEqual([operatorNs, workNs].sort());
+    const deployment = JSON.stringify(find(objects, 'Deployment')[0]);
+    expect(deployment).toContain(`--watch-namespaces=${workNs},${operatorNs}`);
+    // The same rules as the cluster-wide install.
+    const clusterWide = documents(await template(releaseNs));
+    expect(roles[0]?.rules).toEqual(rulesOf(clusterWide, 'ClusterRole', `${release}-edgeward-operator`));
+  });
+
+  it('renders the optional parts: ServiceMonitor, PostgreSQL, existing Secrets, no persistence', async () => {
+    const rendered = await template(releaseNs, [
+      'operator.metrics.serviceMonitor.enabled=true',
+      'operator.metrics.serviceMonitor.labels.release=prometheus',
+      'operator.apiKey.existingSecret=operator-key',
+      'operator.apiKey.key=token',
+      'server.adminApiKey.existingSecret=admin-key',
+      'server.database.existingSecret=edgeward-db',
+      'server.secretKey.existingSecret=edgeward-sealing',
+      'server.persistence.enabled=false',
+      'server.rateLimit=0',
+    ]);
+    const objects = documents(rendered);
+    const [monitor] = find(objects, 'ServiceMonitor');
+    expect(monitor?.metadata.labels).toMatchObject({ release: 'prometheus' });
+    // Existing Secrets are referenced, not made.
+    expect(find(objects, 'Secret')).toEqual([]);
+    const text = JSON.stringify(objects);
+    expect(text).toContain('"--database-url=$(EDGEWARD_DATABASE_URL)"');
+    expect(text).toContain('"--rate-limit=0"');
+    expect(text).toContain('"--api-key-file=/etc/edgeward/api-key/token"');
+    expect(text).toContain('"secretName":"operator-key"');
+    expect(text).not.toContain('volumeClaimTemplates');
+    // No ServiceMonitor CRD here: everything else goes through the dry run.
+    const rest = objects.filter((object) => object.kind !== 'ServiceMonitor');
+    expect(await dryRun(JSON.stringify({ apiVersion: 'v1', kind: 'List', items: rest }))).toHaveLength(
+      rest.length,
+    );
+    await expect(
+      template(releaseNs, [
+        'operator.metrics.serviceMonitor.enabled=true',
+        'operator.metrics.service.enabled=false',
+      ]),
+    ).rejects.toThrow(/serviceMonitor\.enabled needs operator\.metrics\.service\.enabled/);
+  });
+
+  it('kustomize config/default: accepted by the apiserver, with the chart’s RBAC rules', async () => {
+    const { stdout } = await kubectl(['kustomize', join(ROOT, 'config/default')]);
+    const objects = documents(stdout);
+    expect(find(objects, 'CustomResourceDefinition')).toHaveLength(17);
+    expect(find(objects, 'Namespace', 'edgeward-system')).toHaveLength(1);
+    expect(find(objects, 'Deployment', 'edgeward-operator')[0]?.metadata.namespace).toBe('edgeward-system');
+    // The namespace does not exist here and a dry run does not make it: validate the Namespace on
+    // its own, and the rest moved to a namespace that exists (nothing else differs).
+    const namespace = find(objects, 'Namespace');
+    expect(await dryRun(JSON.stringify({ apiVersion: 'v1', kind: 'List', items: namespace }))).toHaveLength(
+      1,
+    );
+    const rest = objects
+      .filter((object) => object.kind !== 'Namespace')
+      .map((object) => JSON.parse(JSON.stringify(object).replaceAll('"edgeward-system"', `"${releaseNs}"`)));
+    const lines = await dryRun(JSON.stringify({ apiVersion: 'v1', kind: 'List', items: rest }));
+    expect(lines).toHaveLength(rest.length);
+
+    const chart = documents(await template(releaseNs));
+    expect(rulesOf(objects, 'ClusterRole', 'edgeward-operator')).toEqual(
+      rulesOf(chart, 'ClusterRole', `${release}-edgeward-operator`),
+    );
+    expect(rulesOf(objects, 'Role', 'edgeward-operator-leader-election')).toEqual(
+      rulesOf(chart, 'Role', `${release}-edgeward-operator-leader-election`),
+    );
+    // The Deployments agree on the operator's flags and the pod's security settings.
+    const spec = (list: KubeObject[]) =>
+      (
+        find(list, 'Deployment')[0] as unknown as {
+          spec: {
+            template: {
+              spec: { securityContext: unknown; containers: { args: string[]; securityContext: unknown }[] };
+            };
+          };
+        }
+      ).spec.template.spec;
+    const flagNames = (args: string[] | undefined) => (args ?? []).map((arg) => arg.split('=')[0]);
+    expect(flagNames(spec(chart).containers[0]?.args)).toEqual(
+      expect.arrayContaining(flagNames(spec(objects).containers[0]?.args)),
+    );
+    expect(spec(objects).containers[0]?.securityContext).toEqual(spec(chart).containers[0]?.securityContext);
+    expect(spec(objects).securityContext).toEqual(spec(chart).securityContext);
+  });
+
+  it('installs into a fresh namespace, keeps the admin key on upgrade, and uninstalls what it made', async () => {
+    await helm(['install', release, CHART, '--namespace', releaseNs]);
+    installed.set(release, releaseNs);
+    const prefix = `${release}-edgeward`;
+    expect(await releaseObjects(releaseNs, release)).toEqual(
+      [
+        `deployment.apps/${prefix}-operator`,
+        `role.rbac.authorization.k8s.io/${prefix}-operator-leader-election`,
+        `rolebinding.rbac.authorization.k8s.io/${prefix}-operator-leader-election`,
+        `secret/${prefix}-server-admin-key`,
+        `service/${prefix}-operator-metrics`,
+        `service/${prefix}-server`,
+        `service/${prefix}-server-headless`,
+        `serviceaccount/${prefix}-operator`,
+        `statefulset.apps/${prefix}-server`,
+      ].sort(),
+    );
+    expect(await clusterObjects(release)).toEqual([
+      `clusterrole.rbac.authorization.k8s.io/${prefix}-operator`,
+      `clusterrolebinding.rbac.authorization.k8s.io/${prefix}-operator`,
+    ]);
+    const adminKey = async () =>
+      (
+        await getJson<{ data: Record<string, string> }>([
+          'get',
+          '-n',
+          releaseNs,
+          'secret',
+          `${prefix}-server-admin-key`,
+        ])
+      )?.data['admin-api-key'];
+    const key = await adminKey();
+    expect(Buffer.from(key ?? '', 'base64').toString()).toMatch(/^ewk_[A-Za-z0-9]{48}$/);
+
+    // Cluster-wide: the operator may read its kinds everywhere, and still not more than it needs.
+    const sa = `${prefix}-operator`;
+    expect(await canI(sa, releaseNs, 'watch', 'tlsedges.edgeward.dev', ['--all-namespaces'])).toBe(true);
+    expect(
+      await canI(sa, releaseNs, 'update', 'botusers.edgeward.dev', ['--subresource=status', '-n', workNs]),
+    ).toBe(true);
+    expect(await canI(sa, releaseNs, 'delete', 'secrets', ['-n', workNs])).toBe(false);
+    expect(await canI(sa, releaseNs, 'create', 'pods', ['-n', workNs])).toBe(false);
+    expect(await canI(sa, releaseNs, 'update', 'leases', ['-n', workNs])).toBe(false);
+
+    await helm(['upgrade', release, CHART, '--namespace', releaseNs, '--set', 'operator.logLevel=debug']);
+    expect(await adminKey()).toBe(key);
+    const deployment = JSON.stringify(
+      await getJson(['get', '-n', releaseNs, 'deployment', `${prefix}-operator`]),
+    );
+    expect(deployment).toContain('"name":"LOG_LEVEL","value":"debug"');
+
+    await helm(['uninstall', release, '--namespace', releaseNs]);
+    installed.delete(release);
+    expect(await releaseObjects(releaseNs, release)).toEqual([]);
+    expect(await clusterObjects(release)).toEqual([]);
+    expect((await helm(['list', '--namespace', releaseNs, '-q'])).stdout.trim()).toBe('');
+  });
+
+  it('runs the operator under exactly the chart’s RBAC until its CRs are Ready', async () => {
+    t = await startTestServer();
+    const [metricsPort, probePort] = [await freePort(), await freePort()];
+    await helm([
+      'install',
+      operatorRelease,
+      CHART,
+      '--namespace',
+      operatorNs,
+      '--set',
+      'server.enabled=false',
+      '--set',
+      `operator.apiUrl=${t.baseUrl}`,
+      '--set',
+      `operator.apiKey.value=${ADMIN_KEY}`,
+      '--set',
+      `operator.watchNamespaces[0]=${workNs}`,
+      '--set',
+      `operator.metrics.port=${metricsPort}`,
+      '--set',
+      `operator.probePort=${probePort}`,
+    ]);
+    installed.set(operatorRelease, operatorNs);
+    const prefix = `${operatorRelease}-edgeward`;
+    const serviceAccount = `${prefix}-operator`;
+    expect(await clusterObjects(operatorRelease)).toEqual([]);
+
+    // The pod's view: its ServiceAccount token, the API key from the chart's Secret, the chart's args.
+    const token = (
+      await kubectl(['create', 'token', serviceAccount, '-n', operatorNs, '--duration=1h'])
+    ).stdout.trim();
+    const admin = JSON.parse(
+      (await kubectl(['config', 'view', '--raw', '--minify', '--flatten', '-o', 'json'])).stdout,
+    ) as { clusters: { cluster: Record<string, unknown> }[] };
+    const saKubeconfig = join(scratch, 'operator.kubeconfig');
+    writeFileSync(
+      saKubeconfig,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'test', cluster: admin.clusters[0]?.cluster }],
+        users: [{ name: serviceAccount, user: { token } }],
+        contexts: [
+          { name: 'operator', context: { cluster: 'test', user: serviceAccount, namespace: operatorNs } },
+        ],
+        'current-context': 'operator',
+      }),
+      { mode: 0o600 },
+    );
+    const apiKeySecret = await getJson<{ data: Record<string, string> }>([
+      'get',
+      '-n',
+      operatorNs,
+      'secret',
+      `${prefix}-operator-api-key`,
+    ]);
+    const apiKeyFile = join(scratch, 'api-key');
+    writeFileSync(apiKeyFile, Buffer.from(apiKeySecret?.data['api-key'] ?? '', 'base64'), { mode: 0o600 });
+    const deployment = await getJson<{
+      spec: {
+        template: { spec: { containers: { args: string[]; env: { name: string; value?: string }[] }[] } };
+      };
+    }>(['get', '-n', operatorNs, 'deployment', serviceAccount]);
+    const container = deployment?.spec.template.spec.containers[0];
+    const args = (container?.args ?? []).map((arg) =>
+      arg.startsWith('--api-key-file=') ? `--api-key-file=${apiKeyFile}` : arg,
+    );
+    expect(args).toEqual(
+      expect.arrayContaining(['operator', '--leader-elect', `--watch-namespaces=${workNs}`]),
+    );
+    const logLevel = container?.env.find((env) => env.name === 'LOG_LEVEL')?.value ?? 'info';
+
+    operator = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        CLI,
+        ...args,
+        '--kubeconfig',
+        saKubeconfig,
+        '--leader-election-namespace',
+        operatorNs,
+      ],
+      {
+        env: { ...process.env, KUBECONFIG: saKubeconfig, POD_NAMESPACE: operatorNs, LOG_LEVEL: logLevel },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    const keep = (chunk: Buffer) => {
+      operatorOutput += chunk.toString('utf8');
+    };
+    operator.stdout?.on('data', keep);
+    operator.stderr?.on('data', keep);
+
+    const item = (kind: string, name: string, spec: Record<string, unknown>) => ({
+      apiVersion: GROUP_VERSION,
+      kind,
+      metadata: { name, namespace: workNs },
+      spec,
+    });
+    await kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          item('BotUser', 'chart-bot', {}),
+          item('IPPolicy', 'chart-policy', { rules: [{ cidr: '10.0.0.0/8', action: 'allow' }] }),
+          item('TunnelCredential', 'chart-agent', {
+            description: `chart-${suffix}`,
+            acl: ['bind:*.example.com'],
+            ownerRef: { name: 'chart-bot' },
+          }),
+          item('TLSEdge', 'chart-edge', {
+            hostports: [`chart-${suffix}.example.com:443`],
+            tlsTermination: { terminateAt: 'upstream' },
+            ipRestriction: { ipPolicyRefs: [{ name: 'chart-policy' }] },
+          }),
+        ],
+      }),
+    );
+    const bot = await waitReady('botusers', 'chart-bot');
+    const policy = await waitReady('ippolicies', 'chart-policy');
+    const credential = await waitReady('tunnelcredentials', 'chart-agent');
+    const edge = await waitReady('tlsedges', 'chart-edge');
+    expect(bot.status?.id).toMatch(idPattern('bot'));
+    expect(policy.status?.id).toMatch(idPattern('ipp'));
+    expect(credential.status?.id).toMatch(idPattern('cr'));
+    expect(edge.status?.id).toMatch(idPattern('edgtls'));
+    expect(bot.metadata.finalizers).toContain('edgeward.dev/finalizer');
+
+    const secret = await getJson<{
+      data?: Record<string, string>;
+      metadata: { ownerReferences?: unknown[] };
+    }>(['get', '-n', workNs, 'secret', 'chart-agent-token']);
+    expect(Buffer.from(secret?.data?.token ?? '', 'base64').toString()).toMatch(/^ewt_[A-Za-z0-9_-]{43}$/);
+    expect(secret?.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'TunnelCredential', name: 'chart-agent', controller: true }),
+    ]);
+    const remote = await t.api('GET', `/edges/tls/${edge.status?.id}`);
+    expect(remote.body).toMatchObject({ ip_restriction: { ip_policies: [{ id: policy.status?.id }] } });
+
+    const lease = await getJson<{ spec: { holderIdentity?: string; renewTime?: string } }>([
+      'get',
+      '-n',
+      operatorNs,
+      'leases.coordination.k8s.io',
+      'edgeward-operator',
+    ]);
+    expect(lease?.spec.holderIdentity).toBeTruthy();
+    const ready = await fetch(`http://127.0.0.1:${probePort}/readyz`);
+    expect(ready.status).toBe(200);
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    expect(metrics.length).toBeGreaterThan(0);
+
+    // An Event made it (the events rule): at least the one about a created resource or a waiting reference.
+    const events = await getJson<{ items: { involvedObject: { kind: string } }[] }>([
+      'get',
+      '-n',
+      workNs,
+      'events',
+    ]);
+    expect(
+      events?.items.some(
+        (event) => event.involvedObject.kind === 'TLSEdge' || event.involvedObject.kind === 'BotUser',
+      ),
+    ).toBe(true);
+
+    expect(operatorOutput).not.toMatch(/forbidden/i);
+    expect(operator?.exitCode).toBeNull();
+
+    // Exactly what it needs: no Secret deletes, nothing outside its namespace, no spec writes.
+    const can = (verb: string, resource: string, where: string[]) =>
+      canI(serviceAccount, operatorNs, verb, resource, where);
+    expect(await can('create', 'secrets', ['-n', workNs])).toBe(true);
+    expect(await can('delete', 'secrets', ['-n', workNs])).toBe(false);
+    expect(await can('list', 'secrets', ['-n', 'kube-system'])).toBe(false);
+    expect(await can('list', 'tlsedges.edgeward.dev', ['--all-namespaces'])).toBe(false);
+    expect(await can('update', 'tlsedges.edgeward.dev', ['-n', workNs])).toBe(false);
+    expect(await can('update', 'leases/edgeward-operator', ['-n', operatorNs])).toBe(true);
+    expect(await can('update', 'leases/another-lease', ['-n', operatorNs])).toBe(false);
+    expect(await can('create', 'pods', ['-n', workNs])).toBe(false);
+
+    // A graceful stop releases the Lease (an update of the named Lease, allowed).
+    await stopOperator();
+    const released = await getJson<{ spec: { holderIdentity?: string } }>([
+      'get',
+      '-n',
+      operatorNs,
+      'leases.coordination.k8s.io',
+      'edgeward-operator',
+    ]);
+    expect(released?.spec.holderIdentity ?? '').toBe('');
+    expect(operatorOutput).not.toMatch(/forbidden/i);
+  });
+});
