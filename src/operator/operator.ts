@@ -2,8 +2,10 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { EdgewardClient } from '../client/index.js';
 import { registerBotUser } from './controllers/bot-user/register.js';
 import { registerCertificateAuthority } from './controllers/certificate-authority/register.js';
+import { registerHttpsEdge } from './controllers/https-edge/register.js';
 import { registerIpPolicy } from './controllers/ip-policy/register.js';
 import { registerReservedAddress } from './controllers/reserved-address/register.js';
+import { registerTcpEdge } from './controllers/tcp-edge/register.js';
 import { registerTlsEdge } from './controllers/tls-edge/register.js';
 import { registerTunnelCredential } from './controllers/tunnel-credential/register.js';
 import type { RuntimeFlagValues } from './runtime/flags.js';
@@ -47,5 +49,7 @@ export function createOperator(options: OperatorOptions): Operator {
   registerReservedAddress(manager, api);
   registerTunnelCredential(manager, api);
   registerTlsEdge(manager, api);
+  registerTcpEdge(manager, api);
+  registerHttpsEdge(manager, api);
   return { manager, api };
 }

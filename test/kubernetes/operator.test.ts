@@ -239,6 +239,8 @@ afterAll(async () => {
     'certificateauthorities',
     'ippolicies',
     'reservedaddresses',
+    'tcpedges',
+    'httpsedges',
     'tlsedges',
     'tunnelcredentials',
   ]) {
@@ -528,6 +530,77 @@ describe('edgeward operator', () => {
     } finally {
       workspace.cleanup();
     }
+  });
+
+  it('serves a reserved address with a TCPEdge: backend it keeps, policy added then dropped, deleted with the CR', async () => {
+    await apply(yamlOf('ReservedAddress', 'tcp-addr', { description: 'for the tcp edge' }));
+    const addr = (await waitFor('reservedaddresses', 'tcp-addr')).status?.addr as string;
+    expect(addr).toMatch(/:\d+$/);
+    const policy = {
+      inbound: [
+        { name: 'deny-bad', expressions: ["conn.client_ip == '192.0.2.1'"], actions: [{ type: 'deny' }] },
+      ],
+    };
+    const tcp = (spec: Record<string, unknown>) =>
+      yamlOf('TCPEdge', 'ssh', { hostports: [addr], backend: { labels: { app: 'ssh' } }, ...spec });
+    await apply(tcp({ policy }));
+    const cr = await waitFor('tcpedges', 'ssh');
+    const id = cr.status?.id as string;
+    expect(id).toMatch(idPattern('edgtcp'));
+    expect(cr.status?.hostports).toEqual([addr]);
+    const backendId = cr.status?.backendId as string;
+    type TcpRead = {
+      hostports: string[];
+      backend: { backend: { id: string } };
+      policy: { inbound: { name: string; expressions: string[]; actions: { type: string }[] }[] } | null;
+    };
+    const remote = (await t.api('GET', `/edges/tcp/${id}`)).body as TcpRead;
+    expect(remote.hostports).toEqual([addr]);
+    expect(remote.backend.backend.id).toBe(backendId);
+    expect(remote.policy?.inbound).toEqual([
+      {
+        name: 'deny-bad',
+        expressions: ["conn.client_ip == '192.0.2.1'"],
+        actions: [{ type: 'deny', config: null }],
+      },
+    ]);
+    await expectNoDrift('tcpedges', 'TCPEdge', 'ssh');
+
+    await apply(tcp({}));
+    await waitFor('tcpedges', 'ssh');
+    await eventually('policy module removed', async () =>
+      ((await t.api('GET', `/edges/tcp/${id}`)).body as TcpRead).policy === null ? true : undefined,
+    );
+
+    await kubectl(['delete', '-n', namespace, 'tcpedges.edgeward.dev', 'ssh', '--wait=false']);
+    await waitGone('tcpedges', 'ssh');
+    expect((await t.api('GET', `/edges/tcp/${id}`)).status).toBe(404);
+    expect((await t.api('GET', `/backends/tunnel_group/${backendId}`)).status).toBe(404);
+  });
+
+  it('configures an HTTPSEdge: hostports and the minimum TLS version, changed in place', async () => {
+    const host = `www-${suffix}.example.com:443`;
+    const https = (minVersion: string) =>
+      yamlOf('HTTPSEdge', 'www', { description: 'site', hostports: [host], tlsTermination: { minVersion } });
+    await apply(https('1.2'));
+    const cr = await waitFor('httpsedges', 'www');
+    const id = cr.status?.id as string;
+    expect(id).toMatch(idPattern('edghts'));
+    type HttpsRead = {
+      hostports: string[];
+      tls_termination: { terminate_at: string; min_version: string } | null;
+    };
+    const remote = (await t.api('GET', `/edges/https/${id}`)).body as HttpsRead;
+    expect(remote.hostports).toEqual([host]);
+    expect(remote.tls_termination).toMatchObject({ terminate_at: 'edge', min_version: '1.2' });
+    await expectNoDrift('httpsedges', 'HTTPSEdge', 'www');
+
+    await apply(https('1.3'));
+    const updated = await waitFor('httpsedges', 'www');
+    expect(condition(updated, 'Ready')?.reason).toBe('Updated');
+    expect(((await t.api('GET', `/edges/https/${id}`)).body as HttpsRead).tls_termination?.min_version).toBe(
+      '1.3',
+    );
   });
 
   it('reports a spec the server refuses as InvalidSpec', async () => {

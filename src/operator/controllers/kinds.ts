@@ -3,8 +3,10 @@ import type { KindDefinition } from '../crds/kind.js';
 import {
   botUserKind,
   certificateAuthorityKind,
+  httpsEdgeKind,
   ipPolicyKind,
   reservedAddressKind,
+  tcpEdgeKind,
   tlsEdgeKind,
   tunnelCredentialKind,
 } from '../crds/kinds/index.js';
@@ -21,3 +23,5 @@ export const TUNNEL_CREDENTIAL = resourceKindOf(tunnelCredentialKind);
 export const IP_POLICY = resourceKindOf(ipPolicyKind);
 export const TLS_EDGE = resourceKindOf(tlsEdgeKind);
 export const CERTIFICATE_AUTHORITY = resourceKindOf(certificateAuthorityKind);
+export const TCP_EDGE = resourceKindOf(tcpEdgeKind);
+export const HTTPS_EDGE = resourceKindOf(httpsEdgeKind);

@@ -1,0 +1,68 @@
+import type { EdgewardClient } from '../../../client/index.js';
+import { sameJson } from '../../runtime/status-writer.js';
+import { isApiNotFound, type ManagedObject, SyncProgressError } from '../managed-resource.js';
+
+/** An edge (or route) object whose spec may name a backend by id or by tunnel-group labels. */
+export type BackendOwner = ManagedObject & {
+  spec: { backend?: { backendId?: string; labels?: Record<string, string> } };
+  status?: { backendId?: string };
+};
+
+/**
+ * The tunnel-group backend an edge keeps for `backend.labels`: created with an Idempotency-Key,
+ * relabelled in place, recorded in status.backendId, deleted with the edge or when the spec stops
+ * using labels.
+ */
+export function keptBackend(api: EdgewardClient) {
+  /** The backend id the edge should point at, creating or relabelling the kept backend. */
+  async function ensure(object: BackendOwner, idempotencyKey: string): Promise<string | undefined> {
+    const backend = object.spec.backend;
+    if (!backend) return undefined;
+    if (backend.backendId) return backend.backendId;
+    const labels = backend.labels ?? {};
+    const kept = object.status?.backendId;
+    if (kept) {
+      try {
+        const current = await api.tunnelGroupBackends.get(kept);
+        if (!sameJson(current.labels, labels)) await api.tunnelGroupBackends.update(kept, { labels });
+        return kept;
+      } catch (error) {
+        if (!isApiNotFound(error)) throw error;
+      }
+    }
+    const description = `${object.kind} ${object.metadata?.namespace}/${object.metadata?.name}`;
+    const created = await api.tunnelGroupBackends.create({ description, labels }, { idempotencyKey });
+    return created.id;
+  }
+
+  /** Deletes the kept backend unless it is `keep` (still in use). */
+  async function drop(object: BackendOwner, keep: string | undefined): Promise<void> {
+    const kept = object.status?.backendId;
+    if (!kept || kept === keep) return;
+    try {
+      await api.tunnelGroupBackends.delete(kept);
+    } catch (error) {
+      if (!isApiNotFound(error)) throw error;
+    }
+  }
+
+  /** The id to record as kept: only a backend made for labels is ours. */
+  const keptId = (object: BackendOwner, backendId: string | undefined) =>
+    object.spec.backend?.labels ? backendId : undefined;
+
+  /**
+   * Runs the edge write after `ensure`; if it fails, a backend made just now is recorded in status
+   * with the failure, so the retry relabels that one instead of making another, and deleting the
+   * CR deletes it.
+   */
+  async function remembering<V>(object: BackendOwner, kept: string | undefined, write: () => Promise<V>) {
+    try {
+      return await write();
+    } catch (error) {
+      if (kept && kept !== object.status?.backendId) throw new SyncProgressError({ backendId: kept }, error);
+      throw error;
+    }
+  }
+
+  return { ensure, drop, keptId, remembering };
+}

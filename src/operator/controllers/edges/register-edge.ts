@@ -1,0 +1,44 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { ResourceKind } from '../../runtime/kinds.js';
+import type { Manager, RegisteredController } from '../../runtime/manager.js';
+import { CERTIFICATE_AUTHORITY, IP_POLICY } from '../kinds.js';
+import {
+  type ManagedObject,
+  type RemoteResource,
+  type ResourceSync,
+  reconcileManaged,
+} from '../managed-resource.js';
+import {
+  type EdgeReferenceInformers,
+  type EdgeReferencingSpec,
+  edgeReferences,
+  type ResolvedEdge,
+} from './references.js';
+
+/**
+ * Registers an edge kind (TLS, TCP, HTTPS). Its IPPolicy and CertificateAuthority references are
+ * indexed, so a referenced object becoming Ready (or getting a new server id) reconciles the
+ * edges that name it.
+ */
+export function registerEdge<
+  T extends ManagedObject & { spec: EdgeReferencingSpec },
+  Remote extends RemoteResource,
+>(
+  manager: Manager,
+  kind: ResourceKind,
+  makeSync: (references: EdgeReferenceInformers) => ResourceSync<T, ResolvedEdge, Remote>,
+): RegisteredController<T> {
+  const client = manager.resources<T>(kind);
+  const informer = manager.informer<T>(kind);
+  const sync = makeSync({
+    ipPolicies: manager.informer<KubernetesObject>(IP_POLICY),
+    certificateAuthorities: manager.informer<KubernetesObject>(CERTIFICATE_AUTHORITY),
+  });
+  const controller = { manager, kind, client, informer, sync };
+  return manager.register<T>({
+    kind,
+    references: (edge) => edgeReferences(edge.spec),
+    watches: [{ kind: IP_POLICY }, { kind: CERTIFICATE_AUTHORITY }],
+    reconcile: (request, context) => reconcileManaged(controller, request, context),
+  });
+}
