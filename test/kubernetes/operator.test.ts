@@ -1,12 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freePort } from '../../src/dev-cluster/free-port.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../src/server/crypto/tokens.js';
-import { tool } from '../support/kubectl.js';
 import { OpensslWorkspace } from '../support/openssl.js';
-import { ADMIN_KEY, idPattern, startTestServer, type TestServer } from '../support/server.js';
+import {
+  type Cr,
+  condition,
+  OperatorHarness,
+  type Secret,
+  secretValue,
+} from '../support/operator-harness.js';
+import { idPattern, type TestServer } from '../support/server.js';
 
 /**
  * The operator end to end: the CRDs on a real kube-apiserver, a real edgeward server, and the
@@ -15,203 +17,12 @@ import { ADMIN_KEY, idPattern, startTestServer, type TestServer } from '../suppo
  * credential creates: after a restart there must be no duplicate and no lost token.
  */
 
-const CRDS_DIR = fileURLToPath(new URL('../../crds/', import.meta.url));
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
-const suffix = randomBytes(3).toString('hex');
-const namespace = `edgeward-operator-${suffix}`;
-const GROUP_VERSION = 'edgeward.dev/v1alpha1';
-
-let kubeconfig: string;
+const h = new OperatorHarness('operator');
+const { kubectl, apply, yamlOf, getCr, getSecret, eventually, waitFor, waitGone, expectNoDrift } = h;
+const { namespace, suffix } = h;
 let t: TestServer;
-let operator: ChildProcess | undefined;
-let operatorOutput = '';
-let metricsPort: number;
 
-const kubectl = (args: string[], input?: string) => tool(inject('kubectl'), kubeconfig, args, input);
-
-interface Condition {
-  type: string;
-  status: string;
-  reason: string;
-  observedGeneration?: number;
-}
-interface Cr {
-  metadata: {
-    name: string;
-    uid: string;
-    generation: number;
-    finalizers?: string[];
-    annotations?: Record<string, string>;
-  };
-  spec: Record<string, unknown>;
-  status?: {
-    id?: string;
-    uri?: string;
-    observedGeneration?: number;
-    conditions?: Condition[];
-    rules?: { id: string; cidr: string; action: string }[];
-  } & Record<string, unknown>;
-}
-interface Secret {
-  metadata: { name: string; ownerReferences?: { uid: string; kind: string; controller?: boolean }[] };
-  type: string;
-  data?: Record<string, string>;
-}
-
-function startOperator(): ChildProcess {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      CLI,
-      'operator',
-      '--api-url',
-      t.baseUrl,
-      '--watch-namespaces',
-      namespace,
-      '--metrics-addr',
-      `127.0.0.1:${metricsPort}`,
-      '--probe-addr',
-      '0',
-      '--api-qps',
-      '20',
-    ],
-    {
-      env: { ...process.env, KUBECONFIG: kubeconfig, EDGEWARD_API_KEY: ADMIN_KEY, LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  const keep = (chunk: Buffer) => {
-    operatorOutput = (operatorOutput + chunk.toString('utf8')).slice(-20_000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  return child;
-}
-
-async function stopOperator(signal: NodeJS.Signals): Promise<void> {
-  const child = operator;
-  operator = undefined;
-  if (!child || child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill(signal);
-  await exited;
-}
-
-function yamlOf(kind: string, name: string, spec: Record<string, unknown>, annotations = {}): string {
-  return JSON.stringify({
-    apiVersion: GROUP_VERSION,
-    kind,
-    metadata: { name, namespace, annotations },
-    spec,
-  });
-}
-
-const apply = (...objects: string[]) =>
-  kubectl(
-    ['apply', '-f', '-'],
-    JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects.map((o) => JSON.parse(o)) }),
-  );
-
-async function getCr(plural: string, name: string): Promise<Cr | undefined> {
-  try {
-    const { stdout } = await kubectl(['get', '-n', namespace, `${plural}.edgeward.dev`, name, '-o', 'json']);
-    return JSON.parse(stdout) as Cr;
-  } catch (error) {
-    if (String(error).includes('NotFound')) return undefined;
-    throw error;
-  }
-}
-
-async function getSecret(name: string): Promise<Secret | undefined> {
-  try {
-    const { stdout } = await kubectl(['get', '-n', namespace, 'secret', name, '-o', 'json']);
-    return JSON.parse(stdout) as Secret;
-  } catch (error) {
-    if (String(error).includes('NotFound')) return undefined;
-    throw error;
-  }
-}
-
-async function eventually<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}\noperator output:\n${operatorOutput.slice(-4000)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
-const condition = (cr: Cr | undefined, type: string) => cr?.status?.conditions?.find((c) => c.type === type);
-
-/** Waits until Ready has `status` for the object's current generation. */
-function waitFor(plural: string, name: string, status = 'True', reason?: string, timeoutMs?: number) {
-  return eventually(
-    `${plural}/${name} Ready=${status}${reason ? ` ${reason}` : ''}`,
-    async () => {
-      const cr = await getCr(plural, name);
-      const ready = condition(cr, 'Ready');
-      const current = ready?.observedGeneration === cr?.metadata.generation;
-      return cr && current && ready?.status === status && (!reason || ready.reason === reason)
-        ? cr
-        : undefined;
-    },
-    timeoutMs,
-  );
-}
-
-/** Sums the operator's Prometheus samples of `metric` whose labels include all of `labels`. */
-async function metricSum(metric: string, labels: Record<string, string> = {}): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    const match = /^(\w+)\{(.*)\} (\S+)$/.exec(line);
-    if (!match || match[1] !== metric) continue;
-    const sample = Object.fromEntries(
-      [...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]),
-    );
-    if (Object.entries(labels).every(([key, value]) => sample[key] === value)) sum += Number(match[3]);
-  }
-  return sum;
-}
-
-/** API calls the operator made that were not reads (edgeward or Kubernetes). */
-async function operatorWrites(): Promise<number> {
-  let writes = 0;
-  for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
-    writes += await metricSum('edgeward_operator_api_requests_total', { method });
-  }
-  return writes;
-}
-
-let pokes = 0;
-/**
- * Enqueues the object (a label change) and expects a reconcile of it that wrote nothing: not to the
- * edgeward API, not even a status update. Proven by the operator's own metrics: its reconcile count
- * of the kind goes up, its count of non-GET requests does not.
- */
-async function expectNoDrift(plural: string, kind: string, name: string): Promise<void> {
-  const reconcilesBefore = await metricSum('edgeward_operator_reconcile_total', { kind });
-  const writesBefore = await operatorWrites();
-  await kubectl(['label', '--overwrite', '-n', namespace, `${plural}.edgeward.dev`, name, `poke=${++pokes}`]);
-  await eventually(`a reconcile of ${plural}/${name}`, async () =>
-    (await metricSum('edgeward_operator_reconcile_total', { kind })) > reconcilesBefore ? true : undefined,
-  );
-  expect(await operatorWrites()).toBe(writesBefore);
-}
-
-const waitGone = (plural: string, name: string) =>
-  eventually(`${plural}/${name} gone`, async () => ((await getCr(plural, name)) ? undefined : true));
-
-const tokenOf = (secret: Secret) => Buffer.from(secret.data?.token ?? '', 'base64').toString('utf8');
+const tokenOf = (secret: Secret) => secretValue(secret, 'token');
 
 function credentialRows(descriptionPrefix: string) {
   return t.server.app.edgeward.db
@@ -222,46 +33,11 @@ function credentialRows(descriptionPrefix: string) {
 }
 
 beforeAll(async () => {
-  kubeconfig = inject('kubeconfig');
-  await kubectl(['apply', '-f', CRDS_DIR]);
-  await kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', CRDS_DIR]);
-  await kubectl(['create', 'namespace', namespace]);
-  t = await startTestServer();
-  metricsPort = await freePort();
-  operator = startOperator();
+  await h.start();
+  t = h.t;
 });
 
-afterAll(async () => {
-  await stopOperator('SIGKILL');
-  // Finalizers would hold the namespace forever without an operator: drop them first.
-  for (const plural of [
-    'botusers',
-    'certificateauthorities',
-    'ippolicies',
-    'reservedaddresses',
-    'tcpedges',
-    'httpsedges',
-    'tlsedges',
-    'tunnelcredentials',
-  ]) {
-    const { stdout } = await kubectl(['get', '-n', namespace, `${plural}.edgeward.dev`, '-o', 'name']).catch(
-      () => ({ stdout: '' }),
-    );
-    for (const name of stdout.split('\n').filter(Boolean)) {
-      await kubectl([
-        'patch',
-        '-n',
-        namespace,
-        name,
-        '--type=merge',
-        '-p',
-        '{"metadata":{"finalizers":null}}',
-      ]).catch(() => undefined);
-    }
-  }
-  await kubectl(['delete', 'namespace', namespace, '--wait=false']).catch(() => undefined);
-  await t?.stop();
-});
+afterAll(() => h.stop());
 
 describe('edgeward operator', () => {
   it('creates a BotUser on the server, follows spec changes, and deletes it with the CR', async () => {
@@ -786,11 +562,11 @@ describe('edgeward operator', () => {
       async () => ((await credentialRows(prefix)).length >= 3 ? true : undefined),
       60_000,
     );
-    await stopOperator('SIGKILL');
+    await h.stopOperator('SIGKILL');
     const atKill = (await credentialRows(prefix)).length;
     expect(atKill).toBeLessThan(50);
 
-    operator = startOperator();
+    h.startOperator();
     for (const name of names) await waitFor('tunnelcredentials', name, 'True', undefined, 90_000);
 
     const rows = await credentialRows(prefix);

@@ -150,6 +150,17 @@ export const statusFields = {
     }),
 };
 
+/**
+ * Status of kinds that send Secret values to the server (which never shows them again): the
+ * resourceVersion of each Secret last sent, so a changed Secret is sent again. No content.
+ */
+export const secretVersionsStatusField = {
+  secretVersions: z
+    .record(z.string(), z.string())
+    .optional()
+    .meta({ description: 'Secret name -> resourceVersion of the values last sent to the server' }),
+};
+
 /** A status of nothing but the common fields. */
 export const baseStatus = z.object(statusFields);
 export type BaseStatus = z.output<typeof baseStatus>;

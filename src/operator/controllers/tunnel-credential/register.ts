@@ -5,13 +5,8 @@ import { ownersOf } from '../../runtime/watch-mappers.js';
 import type { BotUserObject } from '../bot-user/sync.js';
 import { BOT_USER, TUNNEL_CREDENTIAL } from '../kinds.js';
 import { reconcileManaged } from '../managed-resource.js';
-import {
-  MANAGED_BY,
-  MANAGED_BY_LABEL,
-  type SecretObject,
-  type TunnelCredentialObject,
-  tunnelCredentialSync,
-} from './sync.js';
+import type { SecretObject } from '../secret-values.js';
+import { MANAGED_BY, MANAGED_BY_LABEL, type TunnelCredentialObject, tunnelCredentialSync } from './sync.js';
 
 /**
  * TunnelCredential -> `/credentials`. Watches its BotUser owner (by the reference index) and the

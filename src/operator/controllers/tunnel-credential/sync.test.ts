@@ -5,7 +5,8 @@ import type { Credential } from '../../../schemas/credentials.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { ResourceClient } from '../../runtime/resource-client.js';
 import type { BotUserObject } from '../bot-user/sync.js';
-import { type SecretObject, type TunnelCredentialObject, tunnelCredentialSync } from './sync.js';
+import type { SecretObject } from '../secret-values.js';
+import { type TunnelCredentialObject, tunnelCredentialSync } from './sync.js';
 
 /** Unit test of the token-Secret decisions only; the e2e test proves them on a real cluster. */
 

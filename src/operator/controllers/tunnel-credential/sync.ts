@@ -18,16 +18,12 @@ import {
   type ResourceSync,
   TerminalSyncError,
 } from '../managed-resource.js';
+import type { SecretObject } from '../secret-values.js';
 
 export type TunnelCredentialObject = ManagedObject & {
   spec: TunnelCredentialSpec;
   status?: TunnelCredentialStatus;
 };
-
-export interface SecretObject extends KubernetesObject {
-  type?: string;
-  data?: Record<string, string>;
-}
 
 /** What the token Secret holds, as far as the credential it belongs to is concerned. */
 export type TokenSecretState =

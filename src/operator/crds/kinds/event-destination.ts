@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { datadogSites } from '../../../schemas/event-destinations.js';
 import { exactlyOne, withRules } from '../cel.js';
-import { describedSpecFields, secretKeyRef, statusFields } from '../common.js';
+import { describedSpecFields, secretKeyRef, secretVersionsStatusField, statusFields } from '../common.js';
 import { defineKind } from '../kind.js';
 
 /** `arn:aws[-partition]:<service>:<region>:<12-digit account>:<resource prefix><name>`. */
@@ -86,7 +86,7 @@ export const eventDestinationSpec = z.object({
 });
 export type EventDestinationSpec = z.output<typeof eventDestinationSpec>;
 
-export const eventDestinationStatus = z.object(statusFields);
+export const eventDestinationStatus = z.object({ ...statusFields, ...secretVersionsStatusField });
 export type EventDestinationStatus = z.output<typeof eventDestinationStatus>;
 
 export const eventDestinationKind = defineKind({

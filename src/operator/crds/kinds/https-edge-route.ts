@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { MAX_ROUTE_MATCH_BYTES, routeMatchTypes } from '../../../schemas/https-edge-routes.js';
 import { exactlyOne, immutable, withRules } from '../cel.js';
-import { describedSpecFields, localRef, serverId, statusFields } from '../common.js';
+import {
+  describedSpecFields,
+  localRef,
+  secretVersionsStatusField,
+  serverId,
+  statusFields,
+} from '../common.js';
 import { defineKind } from '../kind.js';
 import { backendModule, ipRestrictionModule, policyModule } from '../modules.js';
 import {
@@ -55,6 +61,7 @@ export type HttpsEdgeRouteSpec = z.output<typeof httpsEdgeRouteSpec>;
 
 export const httpsEdgeRouteStatus = z.object({
   ...statusFields,
+  ...secretVersionsStatusField,
   edgeId: z.string().optional().meta({ description: 'id of the HTTPS edge the route belongs to' }),
   backendId: z
     .string()

@@ -1,0 +1,80 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { isNotFound } from '../runtime/api-errors.js';
+import type { ResourceClient } from '../runtime/resource-client.js';
+import type { Resolution } from './managed-resource.js';
+
+export interface SecretObject extends KubernetesObject {
+  type?: string;
+  data?: Record<string, string>;
+}
+
+/** A `secretKeyRef` of a spec, with the spec path it sits at (for messages). */
+export interface SecretKeyRequest {
+  field: string;
+  ref: { name: string; key: string };
+}
+
+/** The values read, by spec path, and the resourceVersion of each Secret they came from. */
+export interface SecretValues {
+  values: Map<string, string>;
+  versions: Record<string, string>;
+}
+
+/**
+ * How long to wait before reading a missing Secret again: user Secrets are not watched (a
+ * cluster-wide Secret informer would cache every Secret of every namespace), so this is a poll.
+ */
+export const SECRET_RETRY_MS = 30_000;
+
+/**
+ * Reads the Secret keys a spec names (same namespace). Not ready, naming the field, when a Secret
+ * or key is missing or empty. Values are never logged or put in status; only resourceVersions
+ * are kept, so `secretsChanged` can tell when to send them again.
+ */
+export async function readSecretValues(
+  secrets: ResourceClient<SecretObject>,
+  namespace: string | undefined,
+  requests: readonly SecretKeyRequest[],
+): Promise<Resolution<SecretValues>> {
+  const values = new Map<string, string>();
+  const versions: Record<string, string> = {};
+  const read = new Map<string, SecretObject | undefined>();
+  for (const { field, ref } of requests) {
+    if (!read.has(ref.name)) {
+      try {
+        read.set(ref.name, await secrets.get(namespace, ref.name));
+      } catch (error) {
+        if (!isNotFound(error)) throw new Error(`${field}: reading Secret ${ref.name}`, { cause: error });
+        read.set(ref.name, undefined);
+      }
+    }
+    const secret = read.get(ref.name);
+    if (!secret) {
+      return notReady('SecretNotFound', `${field}: Secret ${ref.name} does not exist`);
+    }
+    const encoded = secret.data?.[ref.key];
+    const value = encoded ? Buffer.from(encoded, 'base64').toString('utf8') : '';
+    if (value === '') {
+      return notReady('SecretKeyMissing', `${field}: Secret ${ref.name} has no (or an empty) key ${ref.key}`);
+    }
+    values.set(field, value);
+    versions[ref.name] = secret.metadata?.resourceVersion ?? '';
+  }
+  return { ready: true, value: { values, versions } };
+}
+
+function notReady(reason: string, message: string): Resolution<SecretValues> {
+  return { ready: false, reason, message, retryAfterMs: SECRET_RETRY_MS };
+}
+
+/** Whether any Secret read now is another version than the one last sent (recorded in status). */
+export function secretsChanged(sent: Record<string, string> | undefined, now: SecretValues): boolean {
+  return Object.entries(now.versions).some(([name, version]) => sent?.[name] !== version);
+}
+
+/** The value read for a spec path (present whenever `readSecretValues` was ready). */
+export function secretValue(values: SecretValues, field: string): string {
+  const value = values.values.get(field);
+  if (value === undefined) throw new Error(`${field}: no Secret value was read for it`);
+  return value;
+}

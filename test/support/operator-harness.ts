@@ -1,0 +1,284 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { expect, inject } from 'vitest';
+import { freePort } from '../../src/dev-cluster/free-port.js';
+import { tool } from './kubectl.js';
+import { ADMIN_KEY, startTestServer, type TestServer } from './server.js';
+
+/**
+ * What the operator's end-to-end test files share: the CRDs applied to the test control plane, a
+ * namespace of the file's own, a real edgeward server, and `edgeward operator` as a separate
+ * process watching that namespace; plus kubectl-level helpers to apply objects and wait for them.
+ */
+
+const CRDS_DIR = fileURLToPath(new URL('../../crds/', import.meta.url));
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const GROUP_VERSION = 'edgeward.dev/v1alpha1';
+
+export interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message?: string;
+  observedGeneration?: number;
+}
+
+export interface Cr {
+  metadata: {
+    name: string;
+    uid: string;
+    generation: number;
+    finalizers?: string[];
+    annotations?: Record<string, string>;
+  };
+  spec: Record<string, unknown>;
+  status?: {
+    id?: string;
+    uri?: string;
+    observedGeneration?: number;
+    conditions?: Condition[];
+    rules?: { id: string; cidr: string; action: string }[];
+  } & Record<string, unknown>;
+}
+
+export interface Secret {
+  metadata: {
+    name: string;
+    annotations?: Record<string, string>;
+    ownerReferences?: { uid: string; kind: string; controller?: boolean }[];
+  };
+  type: string;
+  data?: Record<string, string>;
+}
+
+export const condition = (cr: Cr | undefined, type: string) =>
+  cr?.status?.conditions?.find((c) => c.type === type);
+
+/** The decoded value of one key of a Secret. */
+export const secretValue = (secret: Secret, key: string) =>
+  Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');
+
+export class OperatorHarness {
+  /** Random per file, for names that must not collide across files and runs. */
+  readonly suffix = randomBytes(3).toString('hex');
+  readonly namespace: string;
+  #server: TestServer | undefined;
+  #operator: ChildProcess | undefined;
+  #output = '';
+  #metricsPort = 0;
+  #pokes = 0;
+
+  constructor(name: string) {
+    this.namespace = `edgeward-${name}-${this.suffix}`;
+  }
+
+  /** The edgeward server of this file (started by `start`). */
+  get t(): TestServer {
+    if (!this.#server) throw new Error('OperatorHarness.start() has not run');
+    return this.#server;
+  }
+
+  kubectl = (args: string[], input?: string) => tool(inject('kubectl'), inject('kubeconfig'), args, input);
+
+  /** CRDs, namespace, server, operator. Call from `beforeAll`. */
+  async start(): Promise<void> {
+    await this.kubectl(['apply', '-f', CRDS_DIR]);
+    await this.kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', CRDS_DIR]);
+    await this.kubectl(['create', 'namespace', this.namespace]);
+    this.#server = await startTestServer();
+    this.#metricsPort = await freePort();
+    this.startOperator();
+  }
+
+  /** Kills the operator, drops finalizers (nothing would remove them), deletes the namespace. */
+  async stop(): Promise<void> {
+    await this.stopOperator('SIGKILL');
+    const { stdout } = await this.kubectl(['get', '-n', this.namespace, 'edgeward', '-o', 'name']).catch(
+      () => ({
+        stdout: '',
+      }),
+    );
+    for (const name of stdout.split('\n').filter(Boolean)) {
+      await this.kubectl([
+        'patch',
+        '-n',
+        this.namespace,
+        name,
+        '--type=merge',
+        '-p',
+        '{"metadata":{"finalizers":null}}',
+      ]).catch(() => undefined);
+    }
+    await this.kubectl(['delete', 'namespace', this.namespace, '--wait=false']).catch(() => undefined);
+    await this.#server?.stop();
+  }
+
+  startOperator(): void {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        CLI,
+        'operator',
+        '--api-url',
+        this.t.baseUrl,
+        '--watch-namespaces',
+        this.namespace,
+        '--metrics-addr',
+        `127.0.0.1:${this.#metricsPort}`,
+        '--probe-addr',
+        '0',
+        '--api-qps',
+        '20',
+      ],
+      {
+        env: {
+          ...process.env,
+          KUBECONFIG: inject('kubeconfig'),
+          EDGEWARD_API_KEY: ADMIN_KEY,
+          LOG_LEVEL: 'warn',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    const keep = (chunk: Buffer) => {
+      this.#output = (this.#output + chunk.toString('utf8')).slice(-20_000);
+    };
+    child.stdout?.on('data', keep);
+    child.stderr?.on('data', keep);
+    this.#operator = child;
+  }
+
+  async stopOperator(signal: NodeJS.Signals): Promise<void> {
+    const child = this.#operator;
+    this.#operator = undefined;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill(signal);
+    await exited;
+  }
+
+  /** The operator's recent output (for failure messages). */
+  get operatorOutput(): string {
+    return this.#output;
+  }
+
+  yamlOf = (kind: string, name: string, spec: Record<string, unknown>, annotations = {}): string =>
+    JSON.stringify({
+      apiVersion: GROUP_VERSION,
+      kind,
+      metadata: { name, namespace: this.namespace, annotations },
+      spec,
+    });
+
+  apply = (...objects: string[]) =>
+    this.kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects.map((o) => JSON.parse(o)) }),
+    );
+
+  delete = (plural: string, name: string) =>
+    this.kubectl(['delete', '-n', this.namespace, `${plural}.edgeward.dev`, name, '--wait=false']);
+
+  getCr = async (plural: string, name: string): Promise<Cr | undefined> =>
+    this.#getJson<Cr>(['get', '-n', this.namespace, `${plural}.edgeward.dev`, name, '-o', 'json']);
+
+  getSecret = (name: string): Promise<Secret | undefined> =>
+    this.#getJson<Secret>(['get', '-n', this.namespace, 'secret', name, '-o', 'json']);
+
+  async #getJson<T>(args: string[]): Promise<T | undefined> {
+    try {
+      return JSON.parse((await this.kubectl(args)).stdout) as T;
+    } catch (error) {
+      if (String(error).includes('NotFound')) return undefined;
+      throw error;
+    }
+  }
+
+  eventually = async <T>(
+    what: string,
+    probe: () => Promise<T | undefined>,
+    timeoutMs = 30_000,
+  ): Promise<T> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = await probe();
+      if (value !== undefined) return value;
+      if (Date.now() > deadline) {
+        throw new Error(`timed out waiting for ${what}\noperator output:\n${this.#output.slice(-4000)}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  };
+
+  /** Waits until Ready has `status` (and `reason`, if given) for the object's current generation. */
+  waitFor = (plural: string, name: string, status = 'True', reason?: string, timeoutMs?: number) =>
+    this.eventually(
+      `${plural}/${name} Ready=${status}${reason ? ` ${reason}` : ''}`,
+      async () => {
+        const cr = await this.getCr(plural, name);
+        const ready = condition(cr, 'Ready');
+        const current = ready?.observedGeneration === cr?.metadata.generation;
+        return cr && current && ready?.status === status && (!reason || ready.reason === reason)
+          ? cr
+          : undefined;
+      },
+      timeoutMs,
+    );
+
+  waitGone = (plural: string, name: string) =>
+    this.eventually(`${plural}/${name} gone`, async () =>
+      (await this.getCr(plural, name)) ? undefined : true,
+    );
+
+  /** Sums the operator's Prometheus samples of `metric` whose labels include all of `labels`. */
+  metricSum = async (metric: string, labels: Record<string, string> = {}): Promise<number> => {
+    const text = await (await fetch(`http://127.0.0.1:${this.#metricsPort}/metrics`)).text();
+    let sum = 0;
+    for (const line of text.split('\n')) {
+      const match = /^(\w+)\{(.*)\} (\S+)$/.exec(line);
+      if (!match || match[1] !== metric) continue;
+      const sample = Object.fromEntries(
+        [...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]),
+      );
+      if (Object.entries(labels).every(([key, value]) => sample[key] === value)) sum += Number(match[3]);
+    }
+    return sum;
+  };
+
+  /** API calls the operator made that were not reads (edgeward or Kubernetes). */
+  operatorWrites = async (): Promise<number> => {
+    let writes = 0;
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
+      writes += await this.metricSum('edgeward_operator_api_requests_total', { method });
+    }
+    return writes;
+  };
+
+  /**
+   * Enqueues the object (a label change) and expects a reconcile of it that wrote nothing: not to
+   * the edgeward API, not even a status update. Proven by the operator's own metrics: its reconcile
+   * count of the kind goes up, its count of non-GET requests does not.
+   */
+  expectNoDrift = async (plural: string, kind: string, name: string): Promise<void> => {
+    const reconcilesBefore = await this.metricSum('edgeward_operator_reconcile_total', { kind });
+    const writesBefore = await this.operatorWrites();
+    await this.kubectl([
+      'label',
+      '--overwrite',
+      '-n',
+      this.namespace,
+      `${plural}.edgeward.dev`,
+      name,
+      `poke=${++this.#pokes}`,
+    ]);
+    await this.eventually(`a reconcile of ${plural}/${name}`, async () =>
+      (await this.metricSum('edgeward_operator_reconcile_total', { kind })) > reconcilesBefore
+        ? true
+        : undefined,
+    );
+    expect(await this.operatorWrites()).toBe(writesBefore);
+  };
+}
