@@ -79,7 +79,8 @@ export class SyncProgressError extends Error {
 export interface ResourceSync<T extends ManagedObject, R, Remote extends RemoteResource> {
   /** Resolves references (other CRs, Secrets); not ready -> Ready=False, no API writes. */
   resolve(object: T, context: ReconcileContext): Promise<Resolution<R>>;
-  get(id: string): Promise<Remote>;
+  /** Reads the server resource; `object` for kinds whose path needs more than the id (routes). */
+  get(id: string, object: T): Promise<Remote>;
   create(object: T, resolved: R, options: { idempotencyKey: string }): Promise<Remote>;
   /**
    * Runs after a create and before the status write (e.g. storing a one-time token). Throwing
@@ -218,7 +219,7 @@ export async function reconcileManaged<T extends ManagedObject, R, Remote extend
     let remote: Remote | undefined;
     if (id) {
       try {
-        remote = await sync.get(id);
+        remote = await sync.get(id, object);
       } catch (error) {
         if (!isApiNotFound(error)) throw error;
         if (adoptId) {
