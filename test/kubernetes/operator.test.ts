@@ -540,7 +540,7 @@ describe('edgeward operator', () => {
     await apply(
       yamlOf('TLSEdge', 'clashing', { hostports: [hostport], backend: { labels: { app: 'clash' } } }),
     );
-    const cr = await waitFor('tlsedges', 'clashing', 'False', 'ServerRejected');
+    const cr = await waitFor('tlsedges', 'clashing', 'False', 'Conflict');
     expect(cr.status?.id).toBeUndefined();
     const backendId = cr.status?.backendId as string;
     expect(backendId).toMatch(idPattern('bkdtg'));

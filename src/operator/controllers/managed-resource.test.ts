@@ -80,9 +80,20 @@ function harness(
     },
     async replaceStatus(object: Thing) {
       kube.push('status');
+      if (beforeNextStatusWrite) {
+        // Someone else wrote first (e.g. a spec edit): the write conflicts, as the apiserver's would.
+        const change = beforeNextStatusWrite;
+        beforeNextStatusWrite = undefined;
+        bump(change(stored));
+        throw Object.assign(new Error('conflict'), { code: 409 });
+      }
       return bump({ ...stored, status: object.status });
     },
   } as unknown as ResourceClient<Thing>;
+  let beforeNextStatusWrite: ((current: Thing) => Thing) | undefined;
+  /** What the informer cache shows; undefined = the stored object (an up-to-date cache). */
+  let cacheView: Thing | undefined;
+  const createdByKey = new Map<string, RemoteThing>();
   let failCreate: Error | undefined;
   let replaceBecause: string | undefined;
   const sync: ResourceSync<Thing, undefined, RemoteThing> = {
@@ -96,12 +107,16 @@ function harness(
     async create(object, _resolved, options) {
       api.push(`POST key=${options.idempotencyKey}`);
       if (failCreate) throw failCreate;
+      // The server replays a create under a key it has seen.
+      const replayed = createdByKey.get(options.idempotencyKey);
+      if (replayed) return replayed;
       const created = {
         id: `thg_${server.size + 1}`,
         uri: `/things/thg_${server.size + 1}`,
         name: object.spec.name,
       };
       server.set(created.id, created);
+      createdByKey.set(options.idempotencyKey, created);
       return created;
     },
     async update(object, _resolved, remote) {
@@ -128,7 +143,7 @@ function harness(
       },
     },
   } as unknown as Manager;
-  const informer = { cache: { get: () => stored } } as unknown as Informer<Thing>;
+  const informer = { cache: { get: () => cacheView ?? stored } } as unknown as Informer<Thing>;
   const controller: ManagedController<Thing, undefined, RemoteThing> = {
     manager,
     kind: KIND,
@@ -150,6 +165,24 @@ function harness(
     server,
     failCreateWith(error: Error | undefined) {
       failCreate = error;
+    },
+    /** Makes the informer cache show `view` (stale) instead of the stored object. */
+    cacheShows(view: Thing | undefined) {
+      cacheView = view;
+    },
+    /** The next status write conflicts after `change` is applied to the stored object. */
+    conflictOnNextStatusWrite(change: (current: Thing) => Thing) {
+      beforeNextStatusWrite = change;
+    },
+    failAfterCreateWith(error: Error) {
+      sync.afterCreate = async () => {
+        throw error;
+      };
+    },
+    orphanRecords() {
+      sync.orphan = async () => {
+        api.push('ORPHAN');
+      };
     },
     replaceBecause(reason: string | undefined) {
       replaceBecause = reason;
@@ -336,6 +369,109 @@ describe('reconcileManaged', () => {
     expect(h.object.metadata?.finalizers).toEqual(['edgeward.dev/finalizer']);
     h.server.delete = remove;
     await h.reconcile();
+    expect(h.object.metadata?.finalizers).toEqual([]);
+  });
+
+  it('reads the object live when the cache has no status.id yet: a stale cache never creates twice', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    await h.reconcile();
+    // The key runs again before the cache saw the status write (it has the finalizer), with a
+    // spec edit on top.
+    h.object = { ...h.object, spec: { name: 'two' }, metadata: { ...h.object.metadata, generation: 4 } };
+    h.cacheShows({ ...h.object, status: undefined });
+    await h.reconcile();
+    expect(h.api).toEqual(['POST key=uid-1-3', 'GET thg_1', 'PATCH thg_1']);
+    expect([...h.server.keys()]).toEqual(['thg_1']);
+  });
+
+  it('deletes the server resource even when the cache shows the deleted CR without its id', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    const beforeCreate = h.object;
+    await h.reconcile();
+    const deleting = { metadata: { ...h.object.metadata, deletionTimestamp: new Date() } };
+    h.object = { ...h.object, ...deleting };
+    h.cacheShows({ ...beforeCreate, metadata: { ...beforeCreate.metadata, ...deleting.metadata } });
+    await h.reconcile();
+    expect(h.api).toEqual(['POST key=uid-1-3', 'DELETE thg_1']);
+    expect(h.server.size).toBe(0);
+  });
+
+  it('stamps the generation it worked from, not a newer one it met in a write conflict', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    h.failCreateWith(apiError(400));
+    h.conflictOnNextStatusWrite((current) => ({
+      ...current,
+      spec: { name: 'fixed' },
+      metadata: { ...current.metadata, generation: 4 },
+    }));
+    await h.reconcile();
+    expect(ready(h.object)).toMatchObject({ status: 'False', reason: 'InvalidSpec', observedGeneration: 3 });
+    expect(h.object.status?.observedGeneration).toBe(3);
+    // So the fixed generation is not mistaken for the terminal one, and is applied.
+    h.failCreateWith(undefined);
+    await h.reconcile();
+    expect(h.api.at(-1)).toBe('POST key=uid-1-4');
+    expect(ready(h.object)).toMatchObject({ status: 'True', observedGeneration: 4 });
+  });
+
+  it('records the id when a step after the create fails, so a delete of the CR deletes it', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    const secretWrite = new Error('secrets is forbidden');
+    h.failAfterCreateWith(secretWrite);
+    await expect(h.reconcile()).rejects.toThrow('secrets is forbidden');
+    expect(h.object.status?.id).toBe('thg_1');
+    expect(ready(h.object)).toMatchObject({ status: 'False', reason: 'ApiUnavailable' });
+    h.object = { ...h.object, metadata: { ...h.object.metadata, deletionTimestamp: new Date() } };
+    await h.reconcile();
+    expect(h.api).toEqual(['POST key=uid-1-3', 'DELETE thg_1']);
+  });
+
+  it('retries 401, 403, 404 and 409 with backoff under their own reasons; 422 and 413 are InvalidSpec', async () => {
+    for (const [code, reason] of [
+      [401, 'Unauthorized'],
+      [403, 'Forbidden'],
+      [404, 'NotFound'],
+      [409, 'Conflict'],
+    ] as const) {
+      const h = harness({ spec: { name: 'one' } });
+      const error = apiError(code);
+      h.failCreateWith(error);
+      await expect(h.reconcile()).rejects.toBe(error);
+      expect(ready(h.object)).toMatchObject({ status: 'False', reason });
+    }
+    for (const code of [413, 422]) {
+      const h = harness({ spec: { name: 'one' } });
+      h.failCreateWith(apiError(code));
+      await expect(h.reconcile()).resolves.toBeUndefined();
+      expect(ready(h.object)).toMatchObject({ status: 'False', reason: 'InvalidSpec' });
+    }
+  });
+
+  it('when paused, claims no generation it did not apply', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    await h.reconcile();
+    h.object = {
+      ...h.object,
+      spec: { name: 'two' },
+      metadata: { ...h.object.metadata, generation: 4, annotations: { 'edgeward.dev/paused': 'true' } },
+    };
+    await h.reconcile();
+    expect(h.object.status?.observedGeneration).toBe(3);
+    expect(ready(h.object)).toMatchObject({ status: 'True', observedGeneration: 3 });
+    expect(h.object.status?.conditions?.find((c) => c.type === 'Synced')).toMatchObject({
+      reason: 'Paused',
+      observedGeneration: 4,
+    });
+  });
+
+  it('lets the sync let go of what it owns before orphaning the server resource', async () => {
+    const h = harness({ spec: { name: 'one', deletionPolicy: 'Orphan' } });
+    h.orphanRecords();
+    await h.reconcile();
+    h.object = { ...h.object, metadata: { ...h.object.metadata, deletionTimestamp: new Date() } };
+    await h.reconcile();
+    expect(h.api).toEqual(['POST key=uid-1-3', 'ORPHAN']);
+    expect(h.server.size).toBe(1);
     expect(h.object.metadata?.finalizers).toEqual([]);
   });
 });

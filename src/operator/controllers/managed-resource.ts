@@ -1,5 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { EdgewardApiError } from '../../client/errors.js';
+import { isNotFound } from '../runtime/api-errors.js';
 import { type Condition, ConditionType, getCondition, setCondition } from '../runtime/conditions.js';
 import { addFinalizer, hasFinalizer, isBeingDeleted, removeFinalizer } from '../runtime/finalizers.js';
 import type { Informer } from '../runtime/informer.js';
@@ -104,6 +105,11 @@ export interface ResourceSync<T extends ManagedObject, R, Remote extends RemoteR
    * same new resource), runs `afterCreate`, then deletes the old one, then writes status.
    */
   needsReplacement?(object: T, resolved: R, remote: Remote): string | undefined;
+  /**
+   * Runs before the finalizer goes with deletionPolicy Orphan (the server resource stays): e.g.
+   * letting go of a Secret the CR owns, so garbage collection does not take the only token copy.
+   */
+  orphan?(object: T): Promise<void>;
   /** Kind-specific status fields derived from the server resource. */
   statusFields?(object: T, remote: Remote, resolved: R): Record<string, unknown>;
 }
@@ -137,6 +143,8 @@ interface StatusUpdate {
   synced: { status: 'True' | 'False'; reason: string; message: string };
   remote?: RemoteResource;
   fields?: Record<string, unknown>;
+  /** Paused: only Synced speaks for this generation; Ready and observedGeneration stay as they were. */
+  paused?: boolean;
 }
 
 export async function reconcileManaged<T extends ManagedObject, R, Remote extends RemoteResource>(
@@ -148,12 +156,21 @@ export async function reconcileManaged<T extends ManagedObject, R, Remote extend
   const cached = informer.cache.get(request.namespace, request.name);
   if (!cached) return undefined;
   let object = cached;
+  if (!object.status?.id) {
+    // A key re-queued by an event during its previous reconcile can run before the cache has that
+    // reconcile's status write: without status.id it would create again (or, being deleted, delete
+    // nothing on the server). One live read settles it; objects with an id never need it.
+    const fresh = await readLive(client, request);
+    if (!fresh) return undefined;
+    object = fresh;
+  }
   const generation = object.metadata?.generation;
 
   if (object.metadata?.annotations?.[PAUSED_ANNOTATION] === 'true') {
     await writeStatus(controller, object, {
       ready: currentCondition(object, ConditionType.Ready),
       synced: { status: 'False', reason: 'Paused', message: `${PAUSED_ANNOTATION} is "true"` },
+      paused: true,
     });
     return undefined;
   }
@@ -161,7 +178,13 @@ export async function reconcileManaged<T extends ManagedObject, R, Remote extend
   if (isBeingDeleted(object)) {
     if (!hasFinalizer(object)) return undefined;
     const id = object.status?.id;
-    if ((object.spec.deletionPolicy ?? 'Delete') === 'Delete') {
+    if ((object.spec.deletionPolicy ?? 'Delete') === 'Orphan') {
+      try {
+        await sync.orphan?.(object);
+      } catch (error) {
+        return failed(controller, context, object, error);
+      }
+    } else {
       try {
         if (id) await deleteIgnoringNotFound(sync, id, object);
         await sync.deleteKept?.(object);
@@ -273,7 +296,13 @@ export async function reconcileManaged<T extends ManagedObject, R, Remote extend
       ? `${object.metadata?.uid}-${generation}-replaces-${statusId}`
       : `${object.metadata?.uid}-${generation}`;
     const created = await sync.create(object, resolved, { idempotencyKey });
-    await sync.afterCreate?.(object, created);
+    try {
+      await sync.afterCreate?.(object, created);
+    } catch (error) {
+      // Record the id with the failure: a delete of the CR then deletes it, and a new spec does
+      // not create a second one (a sync repairs what afterCreate left undone, e.g. by replacing).
+      throw new SyncProgressError({ id: created.id, uri: created.uri }, error);
+    }
     await announce(manager, context, object, created.id, 'Created', `created ${created.id}`);
     await writeReady(controller, object, resolved, created, 'Created');
     return undefined;
@@ -319,7 +348,23 @@ async function deleteIgnoringNotFound<T extends ManagedObject, R, Remote extends
   }
 }
 
-const TERMINAL_REASONS = new Set(['InvalidSpec', 'ServerRejected', 'AdoptTargetNotFound']);
+/**
+ * Reasons not retried for the same generation: only a new spec fixes them. (A wrong adopt-id is
+ * fixed by an annotation, which enqueues without a new generation: not in this set.)
+ */
+const TERMINAL_REASONS = new Set(['InvalidSpec']);
+
+async function readLive<T extends ManagedObject>(
+  client: ResourceClient<T>,
+  request: ReconcileRequest,
+): Promise<T | undefined> {
+  try {
+    return await client.get(request.namespace, request.name);
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw new Error(`reading ${request.key} live`, { cause: error });
+  }
+}
 
 async function writeReady<T extends ManagedObject, R, Remote extends RemoteResource>(
   controller: ManagedController<T, R, Remote>,
@@ -362,10 +407,11 @@ async function failed<T extends ManagedObject, R, Remote extends RemoteResource>
     });
     return undefined;
   }
+  const reason = retriedReason(cause);
   try {
     await writeStatus(controller, object, {
-      ready: { status: 'False', reason: 'ApiUnavailable', message },
-      synced: { status: 'False', reason: 'ApiUnavailable', message },
+      ready: { status: 'False', reason, message },
+      synced: { status: 'False', reason, message },
       fields,
     });
   } catch (statusError) {
@@ -374,12 +420,28 @@ async function failed<T extends ManagedObject, R, Remote extends RemoteResource>
   throw error;
 }
 
+/**
+ * Only what the spec itself got wrong is terminal: a 400, 413 or 422 from the server, or the
+ * sync's own TerminalSyncError. Other 4xx can heal without a spec change (a rotated API key 401/
+ * 403, a hostport another edge releases 409, a resource deleted between read and write 404), so
+ * they are retried with backoff like 429 and 5xx.
+ */
 function terminalReason(error: unknown): string | undefined {
   if (error instanceof TerminalSyncError) return error.reason;
-  if (error instanceof EdgewardApiError && error.isTerminal) {
-    return error.statusCode === 400 ? 'InvalidSpec' : 'ServerRejected';
-  }
+  if (error instanceof EdgewardApiError && [400, 413, 422].includes(error.statusCode)) return 'InvalidSpec';
   return undefined;
+}
+
+/** The Ready reason of a failure that is retried. */
+function retriedReason(error: unknown): string {
+  if (!(error instanceof EdgewardApiError)) return 'ApiUnavailable';
+  const reasons: Record<number, string> = {
+    401: 'Unauthorized',
+    403: 'Forbidden',
+    404: 'NotFound',
+    409: 'Conflict',
+  };
+  return reasons[error.statusCode] ?? 'ApiUnavailable';
 }
 
 function currentCondition(object: ManagedObject, type: string): StatusUpdate['ready'] {
@@ -398,21 +460,25 @@ async function writeStatus<T extends ManagedObject, R, Remote extends RemoteReso
   object: T,
   update: StatusUpdate,
 ): Promise<void> {
+  // The generation whose spec this reconcile worked from, not that of a copy re-read after a write
+  // conflict: stamping a newer one would claim (or, if terminal, skip) a spec never applied.
+  const worked = object.metadata?.generation;
   await controller.manager.statusWriter.write<ManagedStatus, T>(controller.client, object, (current) => {
-    const observedGeneration = current.metadata?.generation;
+    const readyNow = getCondition(current.status?.conditions, ConditionType.Ready);
+    const readyGeneration = update.paused ? readyNow?.observedGeneration : worked;
     let conditions = setCondition(
       current.status?.conditions,
       { type: ConditionType.Ready, ...update.ready },
-      {
-        observedGeneration,
-      },
+      { observedGeneration: readyGeneration },
     );
     conditions = setCondition(
       conditions,
       { type: ConditionType.Synced, ...update.synced },
-      { observedGeneration },
+      { observedGeneration: worked },
     );
+    const observedGeneration = update.paused ? current.status?.observedGeneration : worked;
     const status: ManagedStatus = { ...current.status, ...update.fields, observedGeneration, conditions };
+    if (observedGeneration === undefined) delete status.observedGeneration;
     if (update.remote) {
       status.id = update.remote.id;
       status.uri = update.remote.uri;
