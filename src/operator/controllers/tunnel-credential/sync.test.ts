@@ -85,4 +85,95 @@ describe('TunnelCredential token Secret decisions', () => {
     const resolution = await sync.resolve(adopting, {} as never);
     expect(resolution.ready && resolution.value.secret.state).toBe('adoptable');
   });
+
+  it('moves the token to a renamed Secret instead of replacing the credential', async () => {
+    const stored = new Map<string, SecretObject>([['agent-token', ownedSecret('cr_1', 'ewt_a')]]);
+    const writes: string[] = [];
+    const secrets = {
+      async get(_ns: string, name: string) {
+        const found = stored.get(name);
+        if (!found) throw Object.assign(new Error('not found'), { code: 404 });
+        return found;
+      },
+      async create(secret: SecretObject) {
+        writes.push(`create ${secret.metadata?.name}`);
+        stored.set(secret.metadata?.name ?? '', secret);
+        return secret;
+      },
+    } as unknown as ResourceClient<SecretObject>;
+    const sync = tunnelCredentialSync({
+      api: {} as EdgewardClient,
+      secrets,
+      bots: { cache: { get: () => undefined } } as unknown as Informer<BotUserObject>,
+    });
+    const object = {
+      ...credentialObject({}, 'cr_1'),
+      spec: { tokenSecretName: 'renamed' },
+      status: { id: 'cr_1', tokenSecretName: 'agent-token' },
+    } as TunnelCredentialObject;
+    const resolution = await sync.resolve(object, {} as never);
+    if (!resolution.ready) throw new Error(`not ready: ${resolution.reason}`);
+    expect(sync.needsReplacement?.(object, resolution.value, remote)).toBeUndefined();
+    await sync.update(object, resolution.value, {
+      ...remote,
+      description: '',
+      metadata: '',
+      acl: [],
+    } as Credential);
+    expect(writes).toEqual(['create renamed']);
+    const moved = stored.get('renamed');
+    expect(Buffer.from(moved?.data?.token ?? '', 'base64').toString()).toBe('ewt_a');
+    expect(moved?.metadata?.annotations?.['edgeward.dev/credential-id']).toBe('cr_1');
+  });
+
+  it('takes no Secret over when the adopted credential has another owner', async () => {
+    const replaced: string[] = [];
+    const foreign: SecretObject = { metadata: { name: 'agent-token' }, data: { token: base64('mine') } };
+    const secrets = {
+      get: async () => foreign,
+      replace: async (secret: SecretObject) => {
+        replaced.push(secret.metadata?.name ?? '');
+        return secret;
+      },
+    } as unknown as ResourceClient<SecretObject>;
+    const sync = tunnelCredentialSync({
+      api: {} as EdgewardClient,
+      secrets,
+      bots: { cache: { get: () => undefined } } as unknown as Informer<BotUserObject>,
+    });
+    const adopting = {
+      ...credentialObject({ 'edgeward.dev/adopt-id': 'cr_1' }),
+      spec: { ownerId: 'bot_mine' },
+    } as TunnelCredentialObject;
+    const resolution = await sync.resolve(adopting, {} as never);
+    if (!resolution.ready) throw new Error(`not ready: ${resolution.reason}`);
+    await expect(
+      sync.update(adopting, resolution.value, { ...remote, owner_id: 'bot_other' } as Credential),
+    ).rejects.toThrow(/is owned by bot_other/);
+    expect(replaced).toEqual([]);
+  });
+
+  it('releases its Secret (no ownerReference, no managed-by label) when orphaning the credential', async () => {
+    let stored = ownedSecret('cr_1', 'ewt_a');
+    stored.metadata = {
+      ...stored.metadata,
+      labels: { 'app.kubernetes.io/managed-by': 'edgeward-operator', keep: 'me' },
+    };
+    const secrets = {
+      get: async () => stored,
+      replace: async (secret: SecretObject) => {
+        stored = secret;
+        return secret;
+      },
+    } as unknown as ResourceClient<SecretObject>;
+    const sync = tunnelCredentialSync({
+      api: {} as EdgewardClient,
+      secrets,
+      bots: { cache: { get: () => undefined } } as unknown as Informer<BotUserObject>,
+    });
+    await sync.orphan?.(credentialObject({}, 'cr_1'));
+    expect(stored.metadata?.ownerReferences).toEqual([]);
+    expect(stored.metadata?.labels).toEqual({ keep: 'me' });
+    expect(Buffer.from(stored.data?.token ?? '', 'base64').toString()).toBe('ewt_a');
+  });
 });

@@ -7,6 +7,7 @@ import { isNotFound } from '../../runtime/api-errors.js';
 import { isConditionTrue } from '../../runtime/conditions.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { ResourceClient } from '../../runtime/resource-client.js';
+import { sameJson } from '../../runtime/status-writer.js';
 import { controllerReference } from '../../runtime/watch-mappers.js';
 import type { BotUserObject } from '../bot-user/sync.js';
 import { TUNNEL_CREDENTIAL } from '../kinds.js';
@@ -30,7 +31,9 @@ export type TokenSecretState =
   | { state: 'missing' }
   /** The user's own Secret with the token of a credential being adopted: taken over by `update`. */
   | { state: 'adoptable'; secret: SecretObject; token: string }
-  | { state: 'owned'; secret: SecretObject; credentialId: string | undefined; tokenIntact: boolean };
+  | { state: 'owned'; secret: SecretObject; credentialId: string | undefined; tokenIntact: boolean }
+  /** spec.tokenSecretName changed: the intact token of status.id is in the old Secret, to move. */
+  | { state: 'movable'; token: string };
 
 /** What `resolve` found: the owner's server id (when one is named) and the token Secret. */
 export interface ResolvedCredential {
@@ -85,12 +88,14 @@ export interface TunnelCredentialDeps {
  * TunnelCredential -> `/credentials`, with the authtoken in a Secret the CR owns.
  *
  * The token is in the create response only, so it must never be lost: the Secret is written
- * after the create and before the status (which records the id). If the Secret write fails, or
- * the operator dies in between, status.id stays empty, the next reconcile creates again with the
- * same Idempotency-Key (`<uid>-<generation>`), and the server replays the original response —
- * the same credential and the same token — instead of making a second credential. A foreign
- * Secret of that name is refused before the create (SecretConflict), so a conflict never strands
- * a credential whose token has nowhere to go.
+ * after the create and before the status records the id. If the operator dies in between,
+ * status.id stays empty, the next reconcile creates again with the same Idempotency-Key
+ * (`<uid>-<generation>`), and the server replays the original response — the same credential
+ * and the same token — instead of making a second credential. If the Secret write itself fails,
+ * the id is recorded with the failure (so deleting the CR deletes the credential) and the next
+ * reconcile replaces the credential as for a lost Secret (below). A foreign Secret of that name
+ * is refused before the create (SecretConflict), so a conflict never strands a credential whose
+ * token has nowhere to go.
  *
  * The Secret records which credential its token belongs to and the token's SHA-256. If it is
  * deleted, emptied or edited, the token cannot be recovered from the server, so the credential is
@@ -100,6 +105,8 @@ export interface TunnelCredentialDeps {
  * unfinished replacement. Adoption (`edgeward.dev/adopt-id`) cannot learn the token either: it
  * needs the user's own Secret holding it, which the CR then takes over (data untouched);
  * without one the CR waits with TokenUnavailable rather than replace what it was asked to adopt.
+ * A new spec.tokenSecretName copies the token to the new Secret (the old one goes with the CR);
+ * deletionPolicy Orphan leaves the Secret behind, released, with the credential.
  */
 export function tunnelCredentialSync(
   deps: TunnelCredentialDeps,
@@ -128,7 +135,8 @@ export function tunnelCredentialSync(
       } catch (error) {
         if (!isNotFound(error)) throw error;
       }
-      const state = tokenSecretState(object, secret);
+      let state = tokenSecretState(object, secret);
+      if (!secret) state = (await movableToken(secrets, object, secretName)) ?? state;
       if (adopting(object) && state.state !== 'adoptable' && state.state !== 'owned') {
         // The server shows a token only in the create response: an adopted credential's token must
         // come from whoever has it. Nothing is created or replaced meanwhile.
@@ -175,20 +183,30 @@ export function tunnelCredentialSync(
       return undefined;
     },
     async update(object, resolved, remote) {
-      if (resolved.secret.state === 'adoptable') {
-        await takeOverTokenSecret(secrets, object, resolved.secret.secret, remote.id, resolved.secret.token);
-      }
+      // Before touching any Secret: a failed adoption must not have taken the user's Secret over.
       if (resolved.ownerId && resolved.ownerId !== remote.owner_id) {
         throw new TerminalSyncError(
           'InvalidSpec',
           `spec.ownerId: ${remote.id} is owned by ${remote.owner_id}; the owner is fixed at creation`,
         );
       }
+      const { secret } = resolved;
+      if (secret.state === 'adoptable') {
+        await takeOverTokenSecret(secrets, object, secret.secret, remote.id, secret.token);
+      } else if (secret.state === 'movable') {
+        // The token moves to the new name (same credential, agents keep working). The old Secret
+        // stays owned by the CR and goes with it: the operator has no right to delete Secrets
+        // (least privilege), and whoever renamed it may delete it sooner.
+        await writeTokenSecret(secrets, object, resolved.secretName, remote.id, secret.token);
+      }
       const patch = changedFields(desiredFields(object), remote);
       if (Object.keys(patch).length === 0) return { remote, changed: false };
       return { remote: await api.credentials.update(remote.id, patch), changed: true };
     },
     delete: (id) => api.credentials.delete(id),
+    // The credential stays on the server: so must its token, which garbage collection would
+    // delete with the CR if the Secret were still owned.
+    orphan: (object) => releaseTokenSecret(secrets, object),
     statusFields: (_object, remote, resolved) => ({
       ownerId: remote.owner_id,
       tokenSecretName: resolved.secretName,
@@ -214,6 +232,49 @@ function tokenSecretState(
   }
   if (adopting(object) && token !== '') return { state: 'adoptable', secret, token };
   return { state: 'missing' };
+}
+
+/** The old Secret, when spec.tokenSecretName changed and it holds the intact token of status.id. */
+async function movableToken(
+  secrets: ResourceClient<SecretObject>,
+  object: TunnelCredentialObject,
+  newName: string,
+): Promise<TokenSecretState | undefined> {
+  const oldName = object.status?.tokenSecretName;
+  const id = object.status?.id;
+  if (!oldName || !id || oldName === newName) return undefined;
+  let old: SecretObject;
+  try {
+    old = await secrets.get(object.metadata?.namespace, oldName);
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw new Error(`reading the previous token Secret ${oldName}`, { cause: error });
+  }
+  const state = tokenSecretState(object, old);
+  if (state.state !== 'owned' || state.credentialId !== id || !state.tokenIntact) return undefined;
+  return { state: 'movable', token: tokenIn(old) };
+}
+
+/** Orphaning: the token Secret stays, no longer owned (nor labelled) by the CR. */
+async function releaseTokenSecret(
+  secrets: ResourceClient<SecretObject>,
+  object: TunnelCredentialObject,
+): Promise<void> {
+  const name = object.status?.tokenSecretName ?? tokenSecretName(object);
+  let secret: SecretObject;
+  try {
+    secret = await secrets.get(object.metadata?.namespace, name);
+  } catch (error) {
+    if (isNotFound(error)) return;
+    throw error;
+  }
+  if (!ownedBy(secret, object)) return;
+  const labels = { ...secret.metadata?.labels };
+  delete labels[MANAGED_BY_LABEL];
+  const ownerReferences = (secret.metadata?.ownerReferences ?? []).filter(
+    (ref) => ref.uid !== object.metadata?.uid,
+  );
+  await secrets.replace({ ...secret, metadata: { ...secret.metadata, labels, ownerReferences } });
 }
 
 /** The metadata the operator puts on a token Secret it owns. */
@@ -280,6 +341,10 @@ async function writeTokenSecret(
   }
   const labels = { ...existing.metadata?.labels, ...metadata.labels };
   const annotations = { ...existing.metadata?.annotations, ...metadata.annotations };
+  // A replayed create rewrites the same token: nothing to write (and no watch event to cause).
+  if (sameJson(existing.data, secret.data) && sameJson(existing.metadata?.annotations, annotations)) {
+    if (sameJson(existing.metadata?.labels, labels)) return;
+  }
   await secrets.replace({
     ...existing,
     metadata: { ...existing.metadata, labels, annotations },
