@@ -39,6 +39,8 @@ export const mutualTlsModule = z
   .meta({ id: 'EndpointMutualTLS' });
 
 export const tlsMinVersions = ['1.0', '1.1', '1.2', '1.3'] as const;
+/** What the service applies when min_version is left unset and TLS ends at the edge. */
+export const DEFAULT_MIN_TLS_VERSION = '1.2';
 const minVersion = z.enum(tlsMinVersions).nullable().optional().meta({
   description:
     'minimum TLS version; the service picks a safe default (1.2) when unset; null when terminating upstream',

@@ -3,6 +3,7 @@ import type { Ref } from '../../schemas/common.js';
 import {
   backendModule,
   backendModuleInput,
+  DEFAULT_MIN_TLS_VERSION,
   ipRestrictionModule,
   ipRestrictionModuleInput,
   mutualTlsModule,
@@ -134,9 +135,6 @@ export const member = (field: string, name: string): string => (field ? `${field
 
 const refsOf = (ctx: RequestContext, collection: string, ids: string[]): Ref[] =>
   ids.map((id) => ({ id, uri: ctx.url(`${collection}/${id}`) }));
-
-/** What the service applies when min_version is left unset and TLS ends at the edge. */
-export const DEFAULT_MIN_TLS_VERSION = '1.2';
 
 export const backendKind = defineModuleKind({
   name: 'backend',

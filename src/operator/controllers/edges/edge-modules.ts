@@ -1,9 +1,10 @@
-import type {
-  BackendModule,
-  IpRestrictionModule,
-  MutualTlsModule,
-  PolicyModule,
-  TlsTerminationModule,
+import {
+  type BackendModule,
+  DEFAULT_MIN_TLS_VERSION,
+  type IpRestrictionModule,
+  type MutualTlsModule,
+  type PolicyModule,
+  type TlsTerminationModule,
 } from '../../../schemas/edge-modules.js';
 import type {
   BackendModule as BackendSpec,
@@ -60,10 +61,16 @@ export const mutualTlsAdapter: ModuleAdapter<MutualTlsSpec, MutualTlsModule> = {
       : undefined,
 };
 
-/** An unset minimum is the server's default: only a minimum the spec names is compared. */
+/**
+ * The server's minimum version, in the write form. A spec without one means the server's default:
+ * the server showing the default then matches it, and any other minimum (one the spec used to
+ * set) shows as a difference, so the module is written again without it.
+ */
 function minVersionOf(read: TlsTerminationModule, desired: unknown): { min_version?: string } {
   const wanted = (desired as { min_version?: string } | undefined)?.min_version;
-  return wanted !== undefined && read.min_version ? { min_version: read.min_version } : {};
+  if (!read.min_version) return {};
+  if (wanted === undefined && read.min_version === DEFAULT_MIN_TLS_VERSION) return {};
+  return { min_version: read.min_version };
 }
 
 /** TLS edges: terminate at the edge or upstream. */

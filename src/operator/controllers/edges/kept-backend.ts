@@ -31,7 +31,9 @@ export function keptBackend(api: EdgewardClient) {
       }
     }
     const description = `${object.kind} ${object.metadata?.namespace}/${object.metadata?.name}`;
-    const created = await api.tunnelGroupBackends.create({ description, labels }, { idempotencyKey });
+    // Recreating one deleted on the server must not replay the create that made the gone one.
+    const key = kept ? `${idempotencyKey}-replaces-${kept}` : idempotencyKey;
+    const created = await api.tunnelGroupBackends.create({ description, labels }, { idempotencyKey: key });
     return created.id;
   }
 
