@@ -34,7 +34,7 @@ export class Collection<K extends string, Item, Create, Update> {
   /** One page; follow `next_page_uri` with `iterate` instead of by hand. */
   list(params: ListParams = {}): Promise<ListPage<K, Item>> {
     return this.transport.send('GET', this.path, {
-      query: { limit: params.limit, before_id: params.beforeId },
+      query: { limit: params.limit, before_id: params.beforeId, ...params.filters },
     });
   }
 

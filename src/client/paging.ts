@@ -4,6 +4,8 @@ export interface ListParams {
   /** Page size, 1..100 (server default 100). */
   limit?: number;
   beforeId?: string;
+  /** Equality filters a collection offers, e.g. `{ ip_policy_id }` on IP policy rules. */
+  filters?: Record<string, string>;
 }
 
 export type ListPage<K extends string, Item> = { [P in K]: Item[] } & {
@@ -19,7 +21,7 @@ export async function* iteratePages<K extends string, Item>(
   params: ListParams = {},
 ): AsyncGenerator<Item, void, undefined> {
   let next: string | null = transport
-    .url(path, { limit: params.limit, before_id: params.beforeId })
+    .url(path, { limit: params.limit, before_id: params.beforeId, ...params.filters })
     .toString();
   while (next !== null) {
     const page: ListPage<K, Item> = await transport.send('GET', next);

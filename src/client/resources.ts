@@ -140,6 +140,11 @@ export class IpPolicyRules extends Collection<
   constructor(transport: Transport) {
     super(transport, '/ip_policy_rules', 'ip_policy_rules');
   }
+
+  /** The rules of one policy only (`?ip_policy_id=`), every page. */
+  iterateOfPolicy(ipPolicyId: string): AsyncGenerator<IpPolicyRule, void, undefined> {
+    return this.iterate({ filters: { ip_policy_id: ipPolicyId } });
+  }
 }
 
 /** Tunnel credentials: `token` is only in the value `create` resolves to. */

@@ -129,6 +129,36 @@ describe('IP policy rules', () => {
     expect(patched.body).toMatchObject({ cidr: '198.51.100.0/24', action: 'deny', description: 'office v4' });
   });
 
+  it('lists the rules of one policy with ?ip_policy_id=, keeping the filter in next_page_uri', async () => {
+    const mine = (await t.api<{ id: string }>('POST', '/ip_policies', {})).body;
+    const other = (await t.api<{ id: string }>('POST', '/ip_policies', {})).body;
+    const cidrs = ['10.1.0.0/16', '10.2.0.0/16', '10.3.0.0/16'];
+    for (const cidr of cidrs) {
+      await t.api('POST', '/ip_policy_rules', { ip_policy_id: mine.id, cidr, action: 'allow' });
+    }
+    await t.api('POST', '/ip_policy_rules', { ip_policy_id: other.id, cidr: '10.9.0.0/16', action: 'deny' });
+
+    type RulePage = {
+      ip_policy_rules: { cidr: string; ip_policy: { id: string } }[];
+      next_page_uri: string | null;
+    };
+    const first = await t.api<RulePage>('GET', `/ip_policy_rules?ip_policy_id=${mine.id}&limit=2`);
+    expect(first.status).toBe(200);
+    expect(first.body.ip_policy_rules.map((rule) => rule.ip_policy.id)).toEqual([mine.id, mine.id]);
+    const next = new URL(first.body.next_page_uri ?? '');
+    expect(next.searchParams.get('ip_policy_id')).toBe(mine.id);
+    const second = await t.api<RulePage>('GET', `${next.pathname}${next.search}`);
+    const all = [...first.body.ip_policy_rules, ...second.body.ip_policy_rules].map((rule) => rule.cidr);
+    expect(all.sort()).toEqual(cidrs);
+    expect(second.body.next_page_uri).toBeNull();
+
+    const none = await t.api<RulePage>('GET', '/ip_policy_rules?ip_policy_id=ipp_unknown');
+    expect(none.body.ip_policy_rules).toEqual([]);
+    const empty = await t.api<{ msg: string }>('GET', '/ip_policy_rules?ip_policy_id=');
+    expect(empty.status).toBe(400);
+    expect(empty.body.msg).toMatch(/ip_policy_id/);
+  });
+
   it('deleting a policy removes its rules', async () => {
     const policy = (await t.api<{ id: string }>('POST', '/ip_policies', {})).body;
     const rule = (

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { idParams, listQuery } from '../../schemas/common.js';
 import { newId } from '../crypto/ids.js';
 import { notFound } from '../errors/api-error.js';
@@ -185,6 +185,34 @@ export interface CollectionSpec<T extends TableWithId, Item extends z.ZodType, L
   ownerColumn?: OwnerColumn<T>;
   /** Runs before a DELETE looks the row up, so a caller without permission learns nothing of which ids exist. */
   authorizeDelete?(ctx: RequestContext): void;
+  /**
+   * Optional `?<param>=<value>` equality filters of the list (`/ip_policy_rules?ip_policy_id=...`),
+   * kept in `next_page_uri`, so a client reads one parent's items without paging through all.
+   */
+  filters?: readonly ListFilter<T>[];
+}
+
+export interface ListFilter<T extends TableWithId> {
+  param: string;
+  column: keyof Row<T> & string;
+  description: string;
+}
+
+/**
+ * The list query of a collection: paging plus its filters, each an optional non-empty string.
+ * Typed as the paging query alone: the handler reads the filters by name from `spec.filters`.
+ */
+function listQueryOf<T extends TableWithId>(filters: readonly ListFilter<T>[] | undefined): typeof listQuery {
+  if (!filters) return listQuery;
+  const extended = listQuery.extend(
+    Object.fromEntries(
+      filters.map((filter) => [
+        filter.param,
+        z.string().min(1).optional().meta({ description: filter.description }),
+      ]),
+    ),
+  );
+  return extended as unknown as typeof listQuery;
 }
 
 export interface UpdateSpec<T extends TableWithId, Body extends z.ZodType, Item extends z.ZodType> {
@@ -250,13 +278,20 @@ export function defineCollectionReads<T extends TableWithId, Item extends z.ZodT
     operationId: `list${spec.plural}`,
     summary: `List ${spec.kind} resources, newest first${spec.ownerColumn ? ': all of them for admins, the caller’s own otherwise' : ''}`,
     tag: spec.tag,
-    query: listQuery,
+    query: listQueryOf(spec.filters),
     status: 200,
     response: spec.list,
     handler: async ({ query, ctx }) => {
       let select = (ctx.db as Loose).selectFrom(spec.table).selectAll();
       if (spec.ownerColumn !== undefined && !ctx.principal.isAdmin) {
         select = select.where(spec.ownerColumn, '=', ctx.principal.id);
+      }
+      const applied: Record<string, string> = {};
+      for (const filter of spec.filters ?? []) {
+        const value = (query as Record<string, unknown>)[filter.param];
+        if (typeof value !== 'string') continue;
+        select = select.where(filter.column, '=', value);
+        applied[filter.param] = value;
       }
       const page = await fetchPage<T, Row<T>>(select, 'id', {
         limit: query.limit,
@@ -266,8 +301,14 @@ export function defineCollectionReads<T extends TableWithId, Item extends z.ZodT
         ? await spec.toWireMany(page.rows, ctx)
         : await Promise.all(page.rows.map((row) => spec.toWire(row, ctx)));
       const byId = new Map(page.rows.map((row, index) => [row.id, items[index]]));
-      return listResponse(ctx, spec.listKey, spec.path, query, page, (row) =>
-        byId.get(row.id),
+      return listResponse(
+        ctx,
+        spec.listKey,
+        spec.path,
+        query,
+        page,
+        (row) => byId.get(row.id),
+        applied,
       ) as z.input<List>;
     },
   });

@@ -140,5 +140,8 @@ export async function ipPolicyRoutes(app: FastifyInstance): Promise<void> {
     item: ipPolicyRule,
     list: ipPolicyRuleList,
     toWire: ipPolicyRuleToWire,
+    filters: [
+      { param: 'ip_policy_id', column: 'ip_policy_id', description: 'only the rules of this IP policy' },
+    ],
   });
 }

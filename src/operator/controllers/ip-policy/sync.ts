@@ -23,16 +23,14 @@ function desiredRules(object: IpPolicyObject): DesiredRule[] {
 
 /**
  * IPPolicy -> `/ip_policies` plus its inline `rules` as `/ip_policy_rules`, matched by cidr. The
- * rules of a policy are found by listing (the API has no per-policy filter), so rules made or
- * deleted outside the operator, and rules of an interrupted reconcile, are found and repaired;
- * that is why rule creates need no Idempotency-Key.
+ * rules of a policy are found by listing them (`?ip_policy_id=`), so rules made or deleted
+ * outside the operator, and rules of an interrupted reconcile, are found and repaired; that is
+ * why rule creates need no Idempotency-Key.
  */
 export function ipPolicySync(api: EdgewardClient): ResourceSync<IpPolicyObject, undefined, RemoteIpPolicy> {
   async function rulesOf(policyId: string): Promise<IpPolicyRule[]> {
     const rules: IpPolicyRule[] = [];
-    for await (const rule of api.ipPolicyRules.iterate()) {
-      if (rule.ip_policy.id === policyId) rules.push(rule);
-    }
+    for await (const rule of api.ipPolicyRules.iterateOfPolicy(policyId)) rules.push(rule);
     return rules;
   }
 
