@@ -263,6 +263,8 @@ export class OperatorHarness {
    * count of the kind goes up, its count of non-GET requests does not.
    */
   expectNoDrift = async (plural: string, kind: string, name: string): Promise<void> => {
+    // Earlier work still queued or running would be counted as this poke's reconcile.
+    await this.settled();
     const reconcilesBefore = await this.metricSum('edgeward_operator_reconcile_total', { kind });
     const writesBefore = await this.operatorWrites();
     await this.kubectl([
@@ -279,6 +281,21 @@ export class OperatorHarness {
         ? true
         : undefined,
     );
+    await this.settled();
     expect(await this.operatorWrites()).toBe(writesBefore);
+  };
+
+  /** Waits until no key is queued and the reconcile count stays the same for half a second. */
+  settled = async (): Promise<void> => {
+    let last = -1;
+    await this.eventually('the operator to settle', async () => {
+      const depth = await this.metricSum('edgeward_operator_workqueue_depth');
+      const reconciles = await this.metricSum('edgeward_operator_reconcile_total');
+      const still = depth === 0 && reconciles === last;
+      last = reconciles;
+      if (still) return true;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      return undefined;
+    });
   };
 }

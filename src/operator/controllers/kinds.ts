@@ -3,10 +3,18 @@ import type { KindDefinition } from '../crds/kind.js';
 import {
   botUserKind,
   certificateAuthorityKind,
+  eventDestinationKind,
+  eventSubscriptionKind,
   httpsEdgeKind,
+  httpsEdgeRouteKind,
   ipPolicyKind,
   reservedAddressKind,
+  sshCertificateAuthorityKind,
+  sshCredentialKind,
+  sshHostCertificateKind,
+  sshUserCertificateKind,
   tcpEdgeKind,
+  tlsCertificateKind,
   tlsEdgeKind,
   tunnelCredentialKind,
 } from '../crds/kinds/index.js';
@@ -25,3 +33,11 @@ export const TLS_EDGE = resourceKindOf(tlsEdgeKind);
 export const CERTIFICATE_AUTHORITY = resourceKindOf(certificateAuthorityKind);
 export const TCP_EDGE = resourceKindOf(tcpEdgeKind);
 export const HTTPS_EDGE = resourceKindOf(httpsEdgeKind);
+export const HTTPS_EDGE_ROUTE = resourceKindOf(httpsEdgeRouteKind);
+export const SSH_CERTIFICATE_AUTHORITY = resourceKindOf(sshCertificateAuthorityKind);
+export const SSH_CREDENTIAL = resourceKindOf(sshCredentialKind);
+export const SSH_HOST_CERTIFICATE = resourceKindOf(sshHostCertificateKind);
+export const SSH_USER_CERTIFICATE = resourceKindOf(sshUserCertificateKind);
+export const TLS_CERTIFICATE = resourceKindOf(tlsCertificateKind);
+export const EVENT_DESTINATION = resourceKindOf(eventDestinationKind);
+export const EVENT_SUBSCRIPTION = resourceKindOf(eventSubscriptionKind);

@@ -153,6 +153,7 @@ function harness(
   };
   return {
     reconcile: () => reconcileManaged(controller, request, context),
+    reconcileWith: (custom: ReconcileContext) => reconcileManaged(controller, request, custom),
     get object() {
       return stored;
     },
@@ -473,5 +474,14 @@ describe('reconcileManaged', () => {
     expect(h.api).toEqual(['POST key=uid-1-3', 'ORPHAN']);
     expect(h.server.size).toBe(1);
     expect(h.object.metadata?.finalizers).toEqual([]);
+  });
+
+  it('starts no server write and writes no status once aborted (leadership lost)', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    const abort = new AbortController();
+    abort.abort(new Error('leadership lost'));
+    await expect(h.reconcileWith({ ...context, signal: abort.signal })).rejects.toThrow('leadership lost');
+    expect(h.api).toEqual([]);
+    expect(h.kube.filter((write) => write === 'status')).toEqual([]);
   });
 });

@@ -236,6 +236,8 @@ export async function reconcileManaged<T extends ManagedObject, R, Remote extend
   const resolved = resolution.value;
 
   try {
+    // Aborted (leadership lost, shutdown timeout): start no server write another replica may make.
+    context.signal.throwIfAborted();
     const statusId = object.status?.id;
     const adoptId = statusId ? undefined : object.metadata?.annotations?.[ADOPT_ANNOTATION];
     const id = statusId ?? adoptId;
@@ -295,6 +297,7 @@ export async function reconcileManaged<T extends ManagedObject, R, Remote extend
     const idempotencyKey = statusId
       ? `${object.metadata?.uid}-${generation}-replaces-${statusId}`
       : `${object.metadata?.uid}-${generation}`;
+    context.signal.throwIfAborted();
     const created = await sync.create(object, resolved, { idempotencyKey });
     try {
       await sync.afterCreate?.(object, created);
@@ -392,6 +395,8 @@ async function failed<T extends ManagedObject, R, Remote extends RemoteResource>
   object: T,
   error: unknown,
 ): Promise<Outcome> {
+  // Aborted: this replica may no longer lead; the status is the next leader's to write.
+  if (context.signal.aborted) throw error;
   const fields = error instanceof SyncProgressError ? error.statusFields : undefined;
   const cause = error instanceof SyncProgressError ? error.cause : error;
   const terminal = terminalReason(cause);

@@ -378,7 +378,9 @@ export class Manager {
     for (const resync of this.#resyncs) resync.stop();
     // Stop handing out work; reconciles in flight go on until they finish or time runs out.
     for (const { queue } of this.#controllers) queue.shutDown();
-    const timeoutMs = this.#options.shutdownTimeoutMs ?? 25_000;
+    // After losing the Lease another replica may already be working: in-flight reconciles are
+    // aborted at once instead of drained, so the two overlap as little as possible.
+    const timeoutMs = reason === 'leadership-lost' ? 0 : (this.#options.shutdownTimeoutMs ?? 25_000);
     const drained = await Promise.race([
       Promise.all(this.#workers).then(() => true),
       sleep(timeoutMs, false, { ref: false }),
