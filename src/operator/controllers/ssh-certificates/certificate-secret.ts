@@ -1,0 +1,118 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { isNotFound } from '../../runtime/api-errors.js';
+import type { ResourceKind } from '../../runtime/kinds.js';
+import type { ResourceClient } from '../../runtime/resource-client.js';
+import { controllerReference } from '../../runtime/watch-mappers.js';
+import { TerminalSyncError } from '../managed-resource.js';
+import type { SecretObject } from '../secret-values.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../tunnel-credential/sync.js';
+
+/** The key of the signed certificate (an authorized_keys-style line, for a `-cert.pub` file). */
+export const CERTIFICATE_KEY = 'certificate';
+/** On the Secret: which server certificate it holds, so a replacement shows in it. */
+export const CERTIFICATE_ID_ANNOTATION = 'edgeward.dev/certificate-id';
+
+/** What the Secret named by the spec holds, as far as this certificate CR is concerned. */
+export type CertificateSecretState =
+  | { state: 'missing' }
+  /** Someone else's Secret of that name: never overwritten. */
+  | { state: 'foreign' }
+  | { state: 'owned'; secret: SecretObject; certificateId: string | undefined; certificate: string };
+
+/** The certificate as the server sent it: what the Secret must hold. */
+export interface SignedCertificate {
+  id: string;
+  certificate: string;
+}
+
+function ownedBy(secret: KubernetesObject, owner: KubernetesObject): boolean {
+  return (secret.metadata?.ownerReferences ?? []).some((ref) => ref.uid === owner.metadata?.uid);
+}
+
+async function getSecret(
+  secrets: ResourceClient<SecretObject>,
+  namespace: string | undefined,
+  name: string,
+): Promise<SecretObject | undefined> {
+  try {
+    return await secrets.get(namespace, name);
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw new Error(`reading Secret ${name}`, { cause: error });
+  }
+}
+
+export async function readCertificateSecret(
+  secrets: ResourceClient<SecretObject>,
+  owner: KubernetesObject,
+  name: string,
+): Promise<CertificateSecretState> {
+  const secret = await getSecret(secrets, owner.metadata?.namespace, name);
+  if (!secret) return { state: 'missing' };
+  if (!ownedBy(secret, owner)) return { state: 'foreign' };
+  const encoded = secret.data?.[CERTIFICATE_KEY];
+  return {
+    state: 'owned',
+    secret,
+    certificateId: secret.metadata?.annotations?.[CERTIFICATE_ID_ANNOTATION],
+    certificate: encoded ? Buffer.from(encoded, 'base64').toString('utf8') : '',
+  };
+}
+
+/** Whether the Secret holds exactly the server's certificate (so nothing needs writing). */
+export function secretHolds(state: CertificateSecretState, signed: SignedCertificate): boolean {
+  return (
+    state.state === 'owned' && state.certificateId === signed.id && state.certificate === signed.certificate
+  );
+}
+
+/**
+ * Creates the Secret, or rewrites the one this CR owns, with the server's certificate. The
+ * certificate is public and the server keeps it, so this is also how a deleted or edited Secret
+ * is repaired: no re-signing. A foreign Secret that appeared since `resolve` is refused.
+ */
+export async function writeCertificateSecret(
+  secrets: ResourceClient<SecretObject>,
+  owner: KubernetesObject,
+  ownerKind: ResourceKind,
+  name: string,
+  signed: SignedCertificate,
+): Promise<void> {
+  const namespace = owner.metadata?.namespace;
+  const labels = { [MANAGED_BY_LABEL]: MANAGED_BY };
+  const annotations = { [CERTIFICATE_ID_ANNOTATION]: signed.id };
+  const data = { [CERTIFICATE_KEY]: Buffer.from(signed.certificate, 'utf8').toString('base64') };
+  const existing = await getSecret(secrets, namespace, name);
+  if (!existing) {
+    await secrets.create({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name,
+        namespace,
+        labels,
+        annotations,
+        ownerReferences: [controllerReference(owner, ownerKind)],
+      },
+      type: 'Opaque',
+      data,
+    });
+    return;
+  }
+  if (!ownedBy(existing, owner)) {
+    throw new TerminalSyncError(
+      'SecretConflict',
+      `Secret ${name} appeared and is not owned by this ${ownerKind.kind}`,
+    );
+  }
+  await secrets.replace({
+    ...existing,
+    metadata: {
+      ...existing.metadata,
+      labels: { ...existing.metadata?.labels, ...labels },
+      annotations: { ...existing.metadata?.annotations, ...annotations },
+    },
+    // The whole data: keys someone added to an owned Secret are not kept.
+    data,
+  });
+}

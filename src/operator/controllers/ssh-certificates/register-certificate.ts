@@ -1,0 +1,52 @@
+import type { SshHostCertificate } from '../../../schemas/ssh-certificates.js';
+import { SECRET } from '../../runtime/kinds.js';
+import type { Manager, RegisteredController } from '../../runtime/manager.js';
+import { ownersOf } from '../../runtime/watch-mappers.js';
+import type { ReferencedObject } from '../edges/references.js';
+import { SSH_CERTIFICATE_AUTHORITY } from '../kinds.js';
+import { reconcileManaged } from '../managed-resource.js';
+import type { SecretObject } from '../secret-values.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../tunnel-credential/sync.js';
+import {
+  type CertificateVariant,
+  type SshCertificateObject,
+  sshCertificateSync,
+} from './certificate-sync.js';
+
+/**
+ * Registers a certificate kind. Watches its SSHCertificateAuthority (by the reference index: a CA
+ * becoming Ready, or recreated under a new id, reconciles the certificates it signs) and the
+ * certificate Secrets it owns (a deleted or edited Secret is rewritten).
+ */
+export function registerSshCertificate<T extends SshCertificateObject, Remote extends SshHostCertificate>(
+  manager: Manager,
+  variant: CertificateVariant<T, Remote>,
+): RegisteredController<T> {
+  const { kind } = variant;
+  const client = manager.resources<T>(kind);
+  const informer = manager.informer<T>(kind);
+  const sync = sshCertificateSync<T, Remote>(
+    {
+      secrets: manager.resources<SecretObject>(SECRET),
+      authorities: manager.informer<ReferencedObject>(SSH_CERTIFICATE_AUTHORITY),
+    },
+    variant,
+  );
+  const controller = { manager, kind, client, informer, sync };
+  return manager.register<T>({
+    kind,
+    references: (certificate) => {
+      const ref = certificate.spec.sshCertificateAuthorityRef;
+      return ref ? [{ kind: SSH_CERTIFICATE_AUTHORITY.kind, name: ref.name }] : [];
+    },
+    watches: [
+      { kind: SSH_CERTIFICATE_AUTHORITY },
+      {
+        kind: SECRET,
+        map: ownersOf(kind),
+        selectors: { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` },
+      },
+    ],
+    reconcile: (request, context) => reconcileManaged(controller, request, context),
+  });
+}
