@@ -1,0 +1,52 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { EdgewardClient } from '../../../client/index.js';
+import { SECRET } from '../../runtime/kinds.js';
+import type { Manager, RegisteredController } from '../../runtime/manager.js';
+import { sameJson } from '../../runtime/status-writer.js';
+import { referenceStateChanged } from '../../runtime/watch-mappers.js';
+import { edgeReferences, type ReferencedObject } from '../edges/references.js';
+import { HTTPS_EDGE, HTTPS_EDGE_ROUTE, IP_POLICY } from '../kinds.js';
+import { reconcileManaged } from '../managed-resource.js';
+import type { SecretObject } from '../secret-values.js';
+import { type HttpsEdgeRouteObject, httpsEdgeRouteSync, routeApiOf } from './sync.js';
+
+/**
+ * An HTTPSEdge change its routes must follow: a new id or Ready flip, or new hostports (the SAML
+ * service-provider URLs in a route's status start with the edge's origin).
+ */
+function edgeChangedForRoutes(previous: KubernetesObject, object: KubernetesObject): boolean {
+  const hostports = (edge: KubernetesObject) =>
+    (edge as { status?: { hostports?: unknown } }).status?.hostports;
+  return referenceStateChanged(previous, object) || !sameJson(hostports(previous), hostports(object));
+}
+
+/**
+ * HTTPSEdgeRoute -> `/edges/https/{edge_id}/routes`. Its HTTPSEdge and IPPolicy references are
+ * indexed, so the edge or a policy becoming Ready (or getting a new server id) reconciles the
+ * routes naming it. The Secrets it reads are users' own and not watched (see `secret-values.ts`):
+ * a resync or any change of the route picks up an edited Secret.
+ */
+export function registerHttpsEdgeRoute(
+  manager: Manager,
+  api: EdgewardClient,
+): RegisteredController<HttpsEdgeRouteObject> {
+  const client = manager.resources<HttpsEdgeRouteObject>(HTTPS_EDGE_ROUTE);
+  const informer = manager.informer<HttpsEdgeRouteObject>(HTTPS_EDGE_ROUTE);
+  const sync = httpsEdgeRouteSync({
+    api,
+    routes: routeApiOf(api.httpsEdgeRoutes),
+    edges: manager.informer<ReferencedObject>(HTTPS_EDGE),
+    ipPolicies: manager.informer<ReferencedObject>(IP_POLICY),
+    secrets: manager.resources<SecretObject>(SECRET),
+  });
+  const controller = { manager, kind: HTTPS_EDGE_ROUTE, client, informer, sync };
+  return manager.register<HttpsEdgeRouteObject>({
+    kind: HTTPS_EDGE_ROUTE,
+    references: (route) => [
+      ...(route.spec.edgeRef ? [{ kind: HTTPS_EDGE.kind, name: route.spec.edgeRef.name }] : []),
+      ...edgeReferences(route.spec),
+    ],
+    watches: [{ kind: HTTPS_EDGE, shouldEnqueue: edgeChangedForRoutes }, { kind: IP_POLICY }],
+    reconcile: (request, context) => reconcileManaged(controller, request, context),
+  });
+}
