@@ -1,6 +1,7 @@
 import { API_GROUP, API_VERSION } from '../crds/common.js';
 import type { KindDefinition } from '../crds/kind.js';
 import {
+  agentIngressKind,
   botUserKind,
   certificateAuthorityKind,
   eventDestinationKind,
@@ -41,3 +42,4 @@ export const SSH_USER_CERTIFICATE = resourceKindOf(sshUserCertificateKind);
 export const TLS_CERTIFICATE = resourceKindOf(tlsCertificateKind);
 export const EVENT_DESTINATION = resourceKindOf(eventDestinationKind);
 export const EVENT_SUBSCRIPTION = resourceKindOf(eventSubscriptionKind);
+export const AGENT_INGRESS = resourceKindOf(agentIngressKind);

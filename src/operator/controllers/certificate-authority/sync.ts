@@ -1,4 +1,3 @@
-import { X509Certificate } from 'node:crypto';
 import type { EdgewardClient } from '../../../client/index.js';
 import type { CertificateAuthority } from '../../../schemas/certificate-authorities.js';
 import type {
@@ -11,6 +10,7 @@ import {
   type ResourceSync,
   TerminalSyncError,
 } from '../managed-resource.js';
+import { sameLeafCertificate, x509Status } from '../x509-fields.js';
 
 export type CertificateAuthorityObject = ManagedObject & {
   spec: CertificateAuthoritySpec;
@@ -19,19 +19,6 @@ export type CertificateAuthorityObject = ManagedObject & {
 
 function desiredFields(object: CertificateAuthorityObject) {
   return { description: object.spec.description ?? '', metadata: object.spec.metadata ?? '' };
-}
-
-/**
- * Whether two PEM texts hold the same certificate. The server keeps only the re-encoded DER, so
- * line wrapping, comments or a trailing chain in the spec must not read as a difference.
- */
-function sameCertificate(specPem: string, serverPem: string): boolean {
-  try {
-    return new X509Certificate(specPem).raw.equals(new X509Certificate(serverPem).raw);
-  } catch {
-    // Unparseable here: the server refuses such a spec on create; on adoption it is a mismatch.
-    return false;
-  }
 }
 
 /**
@@ -48,7 +35,7 @@ export function certificateAuthoritySync(
     create: (object, _resolved, options) =>
       api.certificateAuthorities.create({ ...desiredFields(object), ca_pem: object.spec.caPem }, options),
     async update(object, _resolved, remote) {
-      if (!sameCertificate(object.spec.caPem, remote.ca_pem)) {
+      if (!sameLeafCertificate(object.spec.caPem, remote.ca_pem)) {
         throw new TerminalSyncError(
           'InvalidSpec',
           `spec.caPem: ${remote.id} holds another certificate; a CA's certificate cannot change`,
@@ -59,12 +46,6 @@ export function certificateAuthoritySync(
       return { remote: await api.certificateAuthorities.update(remote.id, patch), changed: true };
     },
     delete: (id) => api.certificateAuthorities.delete(id),
-    statusFields: (_object, remote) => ({
-      subjectCommonName: remote.subject_common_name,
-      notBefore: remote.not_before,
-      notAfter: remote.not_after,
-      keyUsages: remote.key_usages,
-      extendedKeyUsages: remote.extended_key_usages,
-    }),
+    statusFields: (_object, remote) => x509Status(remote),
   };
 }

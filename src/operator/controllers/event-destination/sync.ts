@@ -1,0 +1,53 @@
+import type { EdgewardClient } from '../../../client/index.js';
+import type { EventDestination } from '../../../schemas/event-destinations.js';
+import type { EventDestinationSpec, EventDestinationStatus } from '../../crds/kinds/event-destination.js';
+import type { ResourceClient } from '../../runtime/resource-client.js';
+import { sameJson } from '../../runtime/status-writer.js';
+import { changedFields, type ManagedObject, type ResourceSync } from '../managed-resource.js';
+import { readSecretValues, type SecretObject, type SecretValues, secretsChanged } from '../secret-values.js';
+import { targetInput, targetReadForm, targetSecretRequests } from './targets.js';
+
+export type EventDestinationObject = ManagedObject & {
+  spec: EventDestinationSpec;
+  status?: EventDestinationStatus;
+};
+
+function desiredFields(object: EventDestinationObject) {
+  return {
+    description: object.spec.description ?? '',
+    metadata: object.spec.metadata ?? '',
+    format: object.spec.format ?? 'json',
+  };
+}
+
+/**
+ * EventDestination -> `/event_destinations`. Its secrets (AWS secret access key, Datadog API key)
+ * come from Secrets; the server never shows them again, so the target is compared without them
+ * and sent again whole when it differs or when a Secret it uses has a new resourceVersion.
+ */
+export function eventDestinationSync(
+  api: EdgewardClient,
+  secrets: ResourceClient<SecretObject>,
+): ResourceSync<EventDestinationObject, SecretValues, EventDestination> {
+  return {
+    resolve: (object) =>
+      readSecretValues(secrets, object.metadata?.namespace, targetSecretRequests(object.spec.target)),
+    get: (id) => api.eventDestinations.get(id),
+    create: (object, values, options) =>
+      api.eventDestinations.create(
+        { ...desiredFields(object), target: targetInput(object.spec.target, values) },
+        options,
+      ),
+    async update(object, values, remote) {
+      const patch: Record<string, unknown> = changedFields(desiredFields(object), remote);
+      const targetDiffers = !sameJson(targetReadForm(object.spec.target), remote.target);
+      if (targetDiffers || secretsChanged(object.status?.secretVersions, values)) {
+        patch.target = targetInput(object.spec.target, values);
+      }
+      if (Object.keys(patch).length === 0) return { remote, changed: false };
+      return { remote: await api.eventDestinations.update(remote.id, patch), changed: true };
+    },
+    delete: (id) => api.eventDestinations.delete(id),
+    statusFields: (_object, _remote, values) => ({ secretVersions: values.versions }),
+  };
+}

@@ -1,0 +1,74 @@
+import type { EdgewardClient } from '../../../client/index.js';
+import type { EventSubscription } from '../../../schemas/event-subscriptions.js';
+import type { EventSubscriptionSpec, EventSubscriptionStatus } from '../../crds/kinds/event-subscription.js';
+import type { Informer } from '../../runtime/informer.js';
+import { sameJson } from '../../runtime/status-writer.js';
+import { type ReferencedObject, resolveRefs } from '../edges/references.js';
+import {
+  changedFields,
+  type ManagedObject,
+  type Resolution,
+  type ResourceSync,
+} from '../managed-resource.js';
+
+export type EventSubscriptionObject = ManagedObject & {
+  spec: EventSubscriptionSpec;
+  status?: EventSubscriptionStatus;
+};
+
+/** The destination ids the subscription should send to. */
+export interface ResolvedSubscription {
+  destinationIds: string[];
+}
+
+/** Sources and destinations compare as sets: the server keeps its own order. */
+const sortedTypes = (sources: readonly { type: string }[]) => sources.map((source) => source.type).sort();
+
+/**
+ * EventSubscription -> `/event_subscriptions`: its sources (event types) and the destinations it
+ * sends to, by `destinationRefs` (EventDestinations, waited for until Ready) or raw ids. Both lists
+ * are replaced whole when they differ (the API's update semantics).
+ */
+export function eventSubscriptionSync(
+  api: EdgewardClient,
+  destinations: Informer<ReferencedObject>,
+): ResourceSync<EventSubscriptionObject, ResolvedSubscription, EventSubscription> {
+  function desired(object: EventSubscriptionObject, resolved: ResolvedSubscription) {
+    return {
+      description: object.spec.description ?? '',
+      metadata: object.spec.metadata ?? '',
+      sources: (object.spec.sources ?? []).map(({ type }) => ({ type })),
+      destination_ids: resolved.destinationIds,
+    };
+  }
+
+  return {
+    async resolve(object): Promise<Resolution<ResolvedSubscription>> {
+      const refs = resolveRefs(
+        destinations,
+        object.metadata?.namespace,
+        object.spec.destinationRefs,
+        'spec.destinationRefs',
+        'EventDestination',
+      );
+      if ('notReady' in refs) return { ready: false, reason: 'ReferenceNotReady', message: refs.notReady };
+      return { ready: true, value: { destinationIds: refs.ids ?? object.spec.destinationIds ?? [] } };
+    },
+    get: (id) => api.eventSubscriptions.get(id),
+    create: (object, resolved, options) => api.eventSubscriptions.create(desired(object, resolved), options),
+    async update(object, resolved, remote) {
+      const want = desired(object, resolved);
+      const patch: Record<string, unknown> = changedFields(
+        { description: want.description, metadata: want.metadata },
+        remote,
+      );
+      if (!sameJson(sortedTypes(want.sources), sortedTypes(remote.sources))) patch.sources = want.sources;
+      const remoteIds = remote.destinations.map((destination) => destination.id).sort();
+      if (!sameJson([...want.destination_ids].sort(), remoteIds))
+        patch.destination_ids = want.destination_ids;
+      if (Object.keys(patch).length === 0) return { remote, changed: false };
+      return { remote: await api.eventSubscriptions.update(remote.id, patch), changed: true };
+    },
+    delete: (id) => api.eventSubscriptions.delete(id),
+  };
+}

@@ -1,0 +1,22 @@
+import type { EdgewardClient } from '../../../client/index.js';
+import { SECRET } from '../../runtime/kinds.js';
+import type { Manager, RegisteredController } from '../../runtime/manager.js';
+import { TLS_CERTIFICATE } from '../kinds.js';
+import { reconcileManaged } from '../managed-resource.js';
+import type { SecretObject } from '../secret-values.js';
+import { type TlsCertificateObject, tlsCertificateSync } from './sync.js';
+
+/** TLSCertificate -> `/tls_certificates`, its private key read from a Secret for the create. */
+export function registerTlsCertificate(
+  manager: Manager,
+  api: EdgewardClient,
+): RegisteredController<TlsCertificateObject> {
+  const client = manager.resources<TlsCertificateObject>(TLS_CERTIFICATE);
+  const informer = manager.informer<TlsCertificateObject>(TLS_CERTIFICATE);
+  const sync = tlsCertificateSync(api, manager.resources<SecretObject>(SECRET));
+  const controller = { manager, kind: TLS_CERTIFICATE, client, informer, sync };
+  return manager.register<TlsCertificateObject>({
+    kind: TLS_CERTIFICATE,
+    reconcile: (request, context) => reconcileManaged(controller, request, context),
+  });
+}
