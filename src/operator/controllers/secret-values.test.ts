@@ -37,7 +37,7 @@ describe('readSecretValues', () => {
     expect(reads).toEqual(['oauth']);
   });
 
-  it('is not ready, naming the field, for a missing Secret or key, and polls again', async () => {
+  it('is not ready, naming the field, for a missing Secret or key (the Secret watch brings it back)', async () => {
     const { client } = secretsOf({ oauth });
     expect(
       await readSecretValues(client, 'ns', [{ field: 'spec.x', ref: { name: 'nope', key: 'k' } }]),
@@ -45,7 +45,6 @@ describe('readSecretValues', () => {
       ready: false,
       reason: 'SecretNotFound',
       message: 'spec.x: Secret nope does not exist',
-      retryAfterMs: 30_000,
     });
     expect(
       await readSecretValues(client, 'ns', [{ field: 'spec.y', ref: { name: 'oauth', key: 'missing' } }]),

@@ -1,5 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isNotFound } from '../runtime/api-errors.js';
+import { SECRET } from '../runtime/kinds.js';
+import type { WatchSpec } from '../runtime/manager.js';
 import type { ResourceClient } from '../runtime/resource-client.js';
 import type { Resolution } from './managed-resource.js';
 
@@ -21,10 +23,20 @@ export interface SecretValues {
 }
 
 /**
- * How long to wait before reading a missing Secret again: user Secrets are not watched (a
- * cluster-wide Secret informer would cache every Secret of every namespace), so this is a poll.
+ * The watch of the Secrets specs name: a Secret created, edited or deleted reconciles the objects
+ * naming it (through the reference index; declare them with `secretReferences`). The informer
+ * leaves out the two kinds of Secrets no spec names and that make up most of a cluster's Secret
+ * bytes: Helm release records and legacy service-account tokens.
  */
-export const SECRET_RETRY_MS = 30_000;
+export const NAMED_SECRETS_WATCH: WatchSpec = {
+  kind: SECRET,
+  selectors: { fieldSelector: 'type!=helm.sh/release.v1,type!=kubernetes.io/service-account-token' },
+};
+
+/** The reference-index entries of the Secrets a spec names (see `NAMED_SECRETS_WATCH`). */
+export function secretReferences(requests: readonly SecretKeyRequest[]): { kind: string; name: string }[] {
+  return requests.map(({ ref }) => ({ kind: SECRET.kind, name: ref.name }));
+}
 
 /**
  * Reads the Secret keys a spec names (same namespace). Not ready, naming the field, when a Secret
@@ -63,8 +75,9 @@ export async function readSecretValues(
   return { ready: true, value: { values, versions } };
 }
 
+/** No timer: the Secret watch reconciles the object when the Secret appears or changes. */
 function notReady(reason: string, message: string): Resolution<SecretValues> {
-  return { ready: false, reason, message, retryAfterMs: SECRET_RETRY_MS };
+  return { ready: false, reason, message };
 }
 
 /** Whether any Secret read now is another version than the one last sent (recorded in status). */

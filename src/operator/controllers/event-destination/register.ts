@@ -3,10 +3,14 @@ import { SECRET } from '../../runtime/kinds.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { EVENT_DESTINATION } from '../kinds.js';
 import { reconcileManaged } from '../managed-resource.js';
-import type { SecretObject } from '../secret-values.js';
+import { NAMED_SECRETS_WATCH, type SecretObject, secretReferences } from '../secret-values.js';
 import { type EventDestinationObject, eventDestinationSync } from './sync.js';
+import { targetSecretRequests } from './targets.js';
 
-/** EventDestination -> `/event_destinations`, secrets read from the Secrets the target names. */
+/**
+ * EventDestination -> `/event_destinations`, secrets read from the Secrets the target names; a
+ * change of one of those Secrets sends the target again.
+ */
 export function registerEventDestination(
   manager: Manager,
   api: EdgewardClient,
@@ -17,6 +21,8 @@ export function registerEventDestination(
   const controller = { manager, kind: EVENT_DESTINATION, client, informer, sync };
   return manager.register<EventDestinationObject>({
     kind: EVENT_DESTINATION,
+    references: (destination) => secretReferences(targetSecretRequests(destination.spec.target)),
+    watches: [NAMED_SECRETS_WATCH],
     reconcile: (request, context) => reconcileManaged(controller, request, context),
   });
 }

@@ -7,7 +7,8 @@ import { referenceStateChanged } from '../../runtime/watch-mappers.js';
 import { edgeReferences, type ReferencedObject } from '../edges/references.js';
 import { HTTPS_EDGE, HTTPS_EDGE_ROUTE, IP_POLICY } from '../kinds.js';
 import { reconcileManaged } from '../managed-resource.js';
-import type { SecretObject } from '../secret-values.js';
+import { NAMED_SECRETS_WATCH, type SecretObject, secretReferences } from '../secret-values.js';
+import { routeSecretRequests } from './route-modules.js';
 import { type HttpsEdgeRouteObject, httpsEdgeRouteSync, routeApiOf } from './sync.js';
 
 /**
@@ -23,8 +24,7 @@ function edgeChangedForRoutes(previous: KubernetesObject, object: KubernetesObje
 /**
  * HTTPSEdgeRoute -> `/edges/https/{edge_id}/routes`. Its HTTPSEdge and IPPolicy references are
  * indexed, so the edge or a policy becoming Ready (or getting a new server id) reconciles the
- * routes naming it. The Secrets it reads are users' own and not watched (see `secret-values.ts`):
- * a resync or any change of the route picks up an edited Secret.
+ * routes naming it; so does a change of a Secret it reads (its values are sent again).
  */
 export function registerHttpsEdgeRoute(
   manager: Manager,
@@ -45,8 +45,13 @@ export function registerHttpsEdgeRoute(
     references: (route) => [
       ...(route.spec.edgeRef ? [{ kind: HTTPS_EDGE.kind, name: route.spec.edgeRef.name }] : []),
       ...edgeReferences(route.spec),
+      ...secretReferences(routeSecretRequests(route.spec)),
     ],
-    watches: [{ kind: HTTPS_EDGE, shouldEnqueue: edgeChangedForRoutes }, { kind: IP_POLICY }],
+    watches: [
+      { kind: HTTPS_EDGE, shouldEnqueue: edgeChangedForRoutes },
+      { kind: IP_POLICY },
+      NAMED_SECRETS_WATCH,
+    ],
     reconcile: (request, context) => reconcileManaged(controller, request, context),
   });
 }

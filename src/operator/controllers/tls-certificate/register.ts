@@ -3,7 +3,7 @@ import { SECRET } from '../../runtime/kinds.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { TLS_CERTIFICATE } from '../kinds.js';
 import { reconcileManaged } from '../managed-resource.js';
-import type { SecretObject } from '../secret-values.js';
+import { NAMED_SECRETS_WATCH, type SecretObject } from '../secret-values.js';
 import { type TlsCertificateObject, tlsCertificateSync } from './sync.js';
 
 /** TLSCertificate -> `/tls_certificates`, its private key read from a Secret for the create. */
@@ -17,6 +17,9 @@ export function registerTlsCertificate(
   const controller = { manager, kind: TLS_CERTIFICATE, client, informer, sync };
   return manager.register<TlsCertificateObject>({
     kind: TLS_CERTIFICATE,
+    // Only a certificate still waiting for its key Secret cares: the Secret appearing enqueues it.
+    references: (certificate) => [{ kind: SECRET.kind, name: certificate.spec.privateKeySecretRef.name }],
+    watches: [NAMED_SECRETS_WATCH],
     reconcile: (request, context) => reconcileManaged(controller, request, context),
   });
 }
