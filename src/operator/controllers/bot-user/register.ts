@@ -5,7 +5,7 @@ import type { Informer } from '../../runtime/informer.js';
 import { objectKey } from '../../runtime/kinds.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { BOT_USER, SSH_CREDENTIAL, TUNNEL_CREDENTIAL } from '../kinds.js';
-import { reconcileManaged } from '../managed-resource.js';
+import { registerManaged } from '../register-managed.js';
 import { type BotUserObject, botUserSync } from './sync.js';
 
 type OwnedCredential = KubernetesObject & { spec?: { ownerRef?: { name: string } } };
@@ -26,15 +26,11 @@ function deletingOwnerOf(bots: Informer<BotUserObject>) {
 
 /** BotUser -> `/bot_users`. No references; watches the credentials that name it as their owner. */
 export function registerBotUser(manager: Manager, api: EdgewardClient): RegisteredController<BotUserObject> {
-  const client = manager.resources<BotUserObject>(BOT_USER);
   const informer = manager.informer<BotUserObject>(BOT_USER);
-  const controller = { manager, kind: BOT_USER, client, informer, sync: botUserSync(api) };
-  return manager.register<BotUserObject>({
-    kind: BOT_USER,
+  return registerManaged(manager, BOT_USER, botUserSync(api), {
     watches: [
       { kind: TUNNEL_CREDENTIAL, map: deletingOwnerOf(informer) },
       { kind: SSH_CREDENTIAL, map: deletingOwnerOf(informer) },
     ],
-    reconcile: (request, context) => reconcileManaged(controller, request, context),
   });
 }

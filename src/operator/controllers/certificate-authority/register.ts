@@ -1,7 +1,7 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { CERTIFICATE_AUTHORITY } from '../kinds.js';
-import { reconcileManaged } from '../managed-resource.js';
+import { registerManaged } from '../register-managed.js';
 import { type CertificateAuthorityObject, certificateAuthoritySync } from './sync.js';
 
 /**
@@ -12,17 +12,5 @@ export function registerCertificateAuthority(
   manager: Manager,
   api: EdgewardClient,
 ): RegisteredController<CertificateAuthorityObject> {
-  const client = manager.resources<CertificateAuthorityObject>(CERTIFICATE_AUTHORITY);
-  const informer = manager.informer<CertificateAuthorityObject>(CERTIFICATE_AUTHORITY);
-  const controller = {
-    manager,
-    kind: CERTIFICATE_AUTHORITY,
-    client,
-    informer,
-    sync: certificateAuthoritySync(api),
-  };
-  return manager.register<CertificateAuthorityObject>({
-    kind: CERTIFICATE_AUTHORITY,
-    reconcile: (request, context) => reconcileManaged(controller, request, context),
-  });
+  return registerManaged(manager, CERTIFICATE_AUTHORITY, certificateAuthoritySync(api));
 }

@@ -2,12 +2,8 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ResourceKind } from '../../runtime/kinds.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { CERTIFICATE_AUTHORITY, IP_POLICY } from '../kinds.js';
-import {
-  type ManagedObject,
-  type RemoteResource,
-  type ResourceSync,
-  reconcileManaged,
-} from '../managed-resource.js';
+import type { ManagedObject, RemoteResource, ResourceSync } from '../managed-resource.js';
+import { registerManaged } from '../register-managed.js';
 import {
   type EdgeReferenceInformers,
   type EdgeReferencingSpec,
@@ -28,17 +24,12 @@ export function registerEdge<
   kind: ResourceKind,
   makeSync: (references: EdgeReferenceInformers) => ResourceSync<T, ResolvedEdge, Remote>,
 ): RegisteredController<T> {
-  const client = manager.resources<T>(kind);
-  const informer = manager.informer<T>(kind);
   const sync = makeSync({
     ipPolicies: manager.informer<KubernetesObject>(IP_POLICY),
     certificateAuthorities: manager.informer<KubernetesObject>(CERTIFICATE_AUTHORITY),
   });
-  const controller = { manager, kind, client, informer, sync };
-  return manager.register<T>({
-    kind,
+  return registerManaged(manager, kind, sync, {
     references: (edge) => edgeReferences(edge.spec),
     watches: [{ kind: IP_POLICY }, { kind: CERTIFICATE_AUTHORITY }],
-    reconcile: (request, context) => reconcileManaged(controller, request, context),
   });
 }

@@ -6,7 +6,7 @@ import { sameJson } from '../../runtime/status-writer.js';
 import { referenceStateChanged } from '../../runtime/watch-mappers.js';
 import { edgeReferences, type ReferencedObject } from '../edges/references.js';
 import { HTTPS_EDGE, HTTPS_EDGE_ROUTE, IP_POLICY } from '../kinds.js';
-import { reconcileManaged } from '../managed-resource.js';
+import { registerManaged } from '../register-managed.js';
 import { NAMED_SECRETS_WATCH, type SecretObject, secretReferences } from '../secret-values.js';
 import { routeSecretRequests } from './route-modules.js';
 import { type HttpsEdgeRouteObject, httpsEdgeRouteSync, routeApiOf } from './sync.js';
@@ -30,8 +30,6 @@ export function registerHttpsEdgeRoute(
   manager: Manager,
   api: EdgewardClient,
 ): RegisteredController<HttpsEdgeRouteObject> {
-  const client = manager.resources<HttpsEdgeRouteObject>(HTTPS_EDGE_ROUTE);
-  const informer = manager.informer<HttpsEdgeRouteObject>(HTTPS_EDGE_ROUTE);
   const sync = httpsEdgeRouteSync({
     api,
     routes: routeApiOf(api.httpsEdgeRoutes),
@@ -39,9 +37,7 @@ export function registerHttpsEdgeRoute(
     ipPolicies: manager.informer<ReferencedObject>(IP_POLICY),
     secrets: manager.resources<SecretObject>(SECRET),
   });
-  const controller = { manager, kind: HTTPS_EDGE_ROUTE, client, informer, sync };
-  return manager.register<HttpsEdgeRouteObject>({
-    kind: HTTPS_EDGE_ROUTE,
+  return registerManaged(manager, HTTPS_EDGE_ROUTE, sync, {
     references: (route) => [
       ...(route.spec.edgeRef ? [{ kind: HTTPS_EDGE.kind, name: route.spec.edgeRef.name }] : []),
       ...edgeReferences(route.spec),
@@ -52,6 +48,5 @@ export function registerHttpsEdgeRoute(
       { kind: IP_POLICY },
       NAMED_SECRETS_WATCH,
     ],
-    reconcile: (request, context) => reconcileManaged(controller, request, context),
   });
 }

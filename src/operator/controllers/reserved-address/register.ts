@@ -1,7 +1,7 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { RESERVED_ADDRESS } from '../kinds.js';
-import { reconcileManaged } from '../managed-resource.js';
+import { registerManaged } from '../register-managed.js';
 import { type ReservedAddressObject, reservedAddressSync } from './sync.js';
 
 /** ReservedAddress -> `/reserved_addrs`. No references. */
@@ -9,11 +9,5 @@ export function registerReservedAddress(
   manager: Manager,
   api: EdgewardClient,
 ): RegisteredController<ReservedAddressObject> {
-  const client = manager.resources<ReservedAddressObject>(RESERVED_ADDRESS);
-  const informer = manager.informer<ReservedAddressObject>(RESERVED_ADDRESS);
-  const controller = { manager, kind: RESERVED_ADDRESS, client, informer, sync: reservedAddressSync(api) };
-  return manager.register<ReservedAddressObject>({
-    kind: RESERVED_ADDRESS,
-    reconcile: (request, context) => reconcileManaged(controller, request, context),
-  });
+  return registerManaged(manager, RESERVED_ADDRESS, reservedAddressSync(api));
 }

@@ -4,7 +4,7 @@ import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { ownersOf } from '../../runtime/watch-mappers.js';
 import type { ReferencedObject } from '../edges/references.js';
 import { SSH_CERTIFICATE_AUTHORITY } from '../kinds.js';
-import { reconcileManaged } from '../managed-resource.js';
+import { registerManaged } from '../register-managed.js';
 import type { SecretObject } from '../secret-values.js';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../tunnel-credential/sync.js';
 import {
@@ -23,8 +23,6 @@ export function registerSshCertificate<T extends SshCertificateObject, Remote ex
   variant: CertificateVariant<T, Remote>,
 ): RegisteredController<T> {
   const { kind } = variant;
-  const client = manager.resources<T>(kind);
-  const informer = manager.informer<T>(kind);
   const sync = sshCertificateSync<T, Remote>(
     {
       secrets: manager.resources<SecretObject>(SECRET),
@@ -32,9 +30,7 @@ export function registerSshCertificate<T extends SshCertificateObject, Remote ex
     },
     variant,
   );
-  const controller = { manager, kind, client, informer, sync };
-  return manager.register<T>({
-    kind,
+  return registerManaged(manager, kind, sync, {
     references: (certificate) => {
       const ref = certificate.spec.sshCertificateAuthorityRef;
       return ref ? [{ kind: SSH_CERTIFICATE_AUTHORITY.kind, name: ref.name }] : [];
@@ -47,6 +43,5 @@ export function registerSshCertificate<T extends SshCertificateObject, Remote ex
         selectors: { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` },
       },
     ],
-    reconcile: (request, context) => reconcileManaged(controller, request, context),
   });
 }

@@ -3,7 +3,7 @@ import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import type { BotUserObject } from '../bot-user/sync.js';
 import { credentialOwnerReferences } from '../credential-owner.js';
 import { BOT_USER, SSH_CREDENTIAL } from '../kinds.js';
-import { reconcileManaged } from '../managed-resource.js';
+import { registerManaged } from '../register-managed.js';
 import { type SshCredentialObject, sshCredentialSync } from './sync.js';
 
 /** SSHCredential -> `/ssh_credentials`. Watches its BotUser owner (by the reference index). */
@@ -11,14 +11,9 @@ export function registerSshCredential(
   manager: Manager,
   api: EdgewardClient,
 ): RegisteredController<SshCredentialObject> {
-  const client = manager.resources<SshCredentialObject>(SSH_CREDENTIAL);
-  const informer = manager.informer<SshCredentialObject>(SSH_CREDENTIAL);
   const sync = sshCredentialSync({ api, bots: manager.informer<BotUserObject>(BOT_USER) });
-  const controller = { manager, kind: SSH_CREDENTIAL, client, informer, sync };
-  return manager.register<SshCredentialObject>({
-    kind: SSH_CREDENTIAL,
+  return registerManaged(manager, SSH_CREDENTIAL, sync, {
     references: (credential) => credentialOwnerReferences(credential.spec),
     watches: [{ kind: BOT_USER }],
-    reconcile: (request, context) => reconcileManaged(controller, request, context),
   });
 }

@@ -2,7 +2,7 @@ import type { EdgewardClient } from '../../../client/index.js';
 import { SECRET } from '../../runtime/kinds.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { TLS_CERTIFICATE } from '../kinds.js';
-import { reconcileManaged } from '../managed-resource.js';
+import { registerManaged } from '../register-managed.js';
 import { NAMED_SECRETS_WATCH, type SecretObject } from '../secret-values.js';
 import { type TlsCertificateObject, tlsCertificateSync } from './sync.js';
 
@@ -11,15 +11,10 @@ export function registerTlsCertificate(
   manager: Manager,
   api: EdgewardClient,
 ): RegisteredController<TlsCertificateObject> {
-  const client = manager.resources<TlsCertificateObject>(TLS_CERTIFICATE);
-  const informer = manager.informer<TlsCertificateObject>(TLS_CERTIFICATE);
   const sync = tlsCertificateSync(api, manager.resources<SecretObject>(SECRET));
-  const controller = { manager, kind: TLS_CERTIFICATE, client, informer, sync };
-  return manager.register<TlsCertificateObject>({
-    kind: TLS_CERTIFICATE,
+  return registerManaged(manager, TLS_CERTIFICATE, sync, {
     // Only a certificate still waiting for its key Secret cares: the Secret appearing enqueues it.
     references: (certificate) => [{ kind: SECRET.kind, name: certificate.spec.privateKeySecretRef.name }],
     watches: [NAMED_SECRETS_WATCH],
-    reconcile: (request, context) => reconcileManaged(controller, request, context),
   });
 }

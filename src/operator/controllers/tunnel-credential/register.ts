@@ -3,8 +3,9 @@ import { SECRET } from '../../runtime/kinds.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { ownersOf } from '../../runtime/watch-mappers.js';
 import type { BotUserObject } from '../bot-user/sync.js';
+import { credentialOwnerReferences } from '../credential-owner.js';
 import { BOT_USER, TUNNEL_CREDENTIAL } from '../kinds.js';
-import { reconcileManaged } from '../managed-resource.js';
+import { registerManaged } from '../register-managed.js';
 import type { SecretObject } from '../secret-values.js';
 import { MANAGED_BY, MANAGED_BY_LABEL, type TunnelCredentialObject, tunnelCredentialSync } from './sync.js';
 
@@ -16,18 +17,13 @@ export function registerTunnelCredential(
   manager: Manager,
   api: EdgewardClient,
 ): RegisteredController<TunnelCredentialObject> {
-  const client = manager.resources<TunnelCredentialObject>(TUNNEL_CREDENTIAL);
-  const informer = manager.informer<TunnelCredentialObject>(TUNNEL_CREDENTIAL);
   const sync = tunnelCredentialSync({
     api,
     secrets: manager.resources<SecretObject>(SECRET),
     bots: manager.informer<BotUserObject>(BOT_USER),
   });
-  const controller = { manager, kind: TUNNEL_CREDENTIAL, client, informer, sync };
-  return manager.register<TunnelCredentialObject>({
-    kind: TUNNEL_CREDENTIAL,
-    references: (credential) =>
-      credential.spec.ownerRef ? [{ kind: BOT_USER.kind, name: credential.spec.ownerRef.name }] : [],
+  return registerManaged(manager, TUNNEL_CREDENTIAL, sync, {
+    references: (credential) => credentialOwnerReferences(credential.spec),
     watches: [
       { kind: BOT_USER },
       {
@@ -36,6 +32,5 @@ export function registerTunnelCredential(
         selectors: { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` },
       },
     ],
-    reconcile: (request, context) => reconcileManaged(controller, request, context),
   });
 }

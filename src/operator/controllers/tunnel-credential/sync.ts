@@ -4,12 +4,12 @@ import type { EdgewardClient } from '../../../client/index.js';
 import type { Credential } from '../../../schemas/credentials.js';
 import type { TunnelCredentialSpec, TunnelCredentialStatus } from '../../crds/kinds/tunnel-credential.js';
 import { isNotFound } from '../../runtime/api-errors.js';
-import { isConditionTrue } from '../../runtime/conditions.js';
 import type { Informer } from '../../runtime/informer.js';
 import type { ResourceClient } from '../../runtime/resource-client.js';
 import { sameJson } from '../../runtime/status-writer.js';
 import { controllerReference } from '../../runtime/watch-mappers.js';
 import type { BotUserObject } from '../bot-user/sync.js';
+import { resolveCredentialOwner } from '../credential-owner.js';
 import { TUNNEL_CREDENTIAL } from '../kinds.js';
 import {
   ADOPT_ANNOTATION,
@@ -115,19 +115,9 @@ export function tunnelCredentialSync(
   return {
     async resolve(object): Promise<Resolution<ResolvedCredential>> {
       const namespace = object.metadata?.namespace;
-      let ownerId = object.spec.ownerId;
-      const ownerRef = object.spec.ownerRef;
-      if (ownerRef) {
-        const bot = bots.cache.get(namespace, ownerRef.name);
-        if (!bot?.status?.id || !isConditionTrue(bot.status.conditions, 'Ready')) {
-          return {
-            ready: false,
-            reason: 'ReferenceNotReady',
-            message: `spec.ownerRef: BotUser ${ownerRef.name} is not Ready`,
-          };
-        }
-        ownerId = bot.status.id;
-      }
+      const owner = resolveCredentialOwner(bots, namespace, object.spec);
+      if (!owner.ready) return owner;
+      const ownerId = owner.value;
       const secretName = tokenSecretName(object);
       let secret: SecretObject | undefined;
       try {
