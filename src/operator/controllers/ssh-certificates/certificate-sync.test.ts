@@ -8,6 +8,7 @@ import type { SecretObject } from '../secret-values.js';
 import { CERTIFICATE_ID_ANNOTATION, CERTIFICATE_KEY } from './certificate-secret.js';
 import {
   type ResolvedCertificate,
+  renewalDue,
   type SshCertificateObject,
   sshCertificateSync,
 } from './certificate-sync.js';
@@ -173,5 +174,27 @@ describe('SSH certificate decisions', () => {
       reason: 'InvalidSpec',
     });
     expect(second.writes).toHaveLength(0);
+  });
+
+  it('renews a certificate of server-chosen validity after two thirds of it, never one the spec fixes', () => {
+    const day = {
+      id: 'shcrt_1',
+      created_at: '2026-11-22T00:00:00Z',
+      valid_after: '2026-11-22T00:00:00Z',
+      valid_until: '2026-11-23T00:00:00Z',
+    };
+    const at = (iso: string) => Date.parse(iso);
+    expect(renewalDue({}, day, at('2026-11-22T15:59:00Z'))).toBeUndefined();
+    expect(renewalDue({}, day, at('2026-11-22T16:00:00Z'))).toMatch(
+      /shcrt_1 expires at 2026-11-23T00:00:00Z/,
+    );
+    expect(renewalDue({}, day, at('2026-11-23T01:00:00Z'))).toBeDefined();
+    expect(
+      renewalDue({ validUntil: '2026-11-23T00:00:00Z' }, day, at('2026-11-22T23:00:00Z')),
+    ).toBeUndefined();
+    // A validAfter the spec set long ago: counted from the signing, so a fresh renewal is not due.
+    const backdated = { ...day, valid_after: '2026-11-01T00:00:00Z' };
+    expect(renewalDue({}, backdated, at('2026-11-22T01:00:00Z'))).toBeUndefined();
+    expect(renewalDue({}, backdated, at('2026-11-22T16:00:00Z'))).toBeDefined();
   });
 });

@@ -114,6 +114,31 @@ export function certificateMismatch(
   return undefined;
 }
 
+/** The share of a server-chosen validity after which a certificate is renewed (cert-manager's 2/3). */
+const RENEW_AFTER_SHARE = 2 / 3;
+
+/**
+ * Why a certificate whose validity the server chose (no spec.validUntil) must be renewed now: two
+ * thirds of its lifetime have passed, so the Secret never holds an expired certificate (user
+ * certificates default to 24 hours). Asked at every reconcile; the periodic resync bounds how late
+ * after that point it happens. A validity the spec fixes is never renewed: it would sign the same
+ * window again.
+ */
+export function renewalDue(
+  spec: { validUntil?: string | undefined },
+  remote: { id: string; created_at: string; valid_after: string; valid_until: string },
+  now: number = Date.now(),
+): string | undefined {
+  if (spec.validUntil !== undefined) return undefined;
+  // From its signing, not from a validAfter the spec put in the past: a renewal signs a window of
+  // the same shape, which would otherwise be due again at once.
+  const start = Math.max(Date.parse(remote.valid_after), Date.parse(remote.created_at));
+  const end = Date.parse(remote.valid_until);
+  if (!(end > start)) return undefined;
+  const renewAt = start + (end - start) * RENEW_AFTER_SHARE;
+  return now >= renewAt ? `${remote.id} expires at ${remote.valid_until}: renewing it` : undefined;
+}
+
 /**
  * SSHHostCertificate / SSHUserCertificate -> `/ssh_{host,user}_certificates`, with the signed
  * certificate in a Secret the CR owns.
@@ -126,6 +151,7 @@ export function certificateMismatch(
  * server's copy (in `update`), with no new signature. A foreign Secret of that name is refused in
  * `resolve`, before anything is signed. An adopted certificate whose signed content differs from
  * the spec is InvalidSpec, not replaced: adoption is asked to take that certificate as it is.
+ * A certificate whose validity the server chose is renewed the same way (`renewalDue`).
  */
 export function sshCertificateSync<T extends SshCertificateObject, Remote extends SshHostCertificate>(
   deps: CertificateSyncDeps,
@@ -186,7 +212,8 @@ export function sshCertificateSync<T extends SshCertificateObject, Remote extend
       ),
     afterCreate: (object, remote) =>
       writeCertificateSecret(secrets, object, variant.kind, certificateSecretName(object), remote),
-    needsReplacement: (object, resolved, remote) => mismatch(object, resolved, remote),
+    needsReplacement: (object, resolved, remote) =>
+      mismatch(object, resolved, remote) ?? renewalDue(object.spec, remote),
     async update(object, resolved, remote) {
       // Only an adoption gets here with a mismatch: otherwise needsReplacement has re-signed.
       const differs = mismatch(object, resolved, remote);
