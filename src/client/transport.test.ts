@@ -126,4 +126,24 @@ describe('Transport', () => {
     cleanup.push(() => transport.close());
     await expect(transport.send('GET', '/things')).rejects.toBeInstanceOf(EdgewardTransportError);
   });
+
+  it('aborts every request with the client-wide signal: one waiting in a retry, and any later one', async () => {
+    const server = await scriptedServer([
+      { status: 503, headers: { 'retry-after': '30' }, body: error(503, 'X') },
+    ]);
+    const abort = new AbortController();
+    const transport = new Transport({
+      baseUrl: server.url,
+      apiKey: 'k',
+      retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 60_000 },
+      signal: abort.signal,
+    });
+    cleanup.push(() => transport.close(), server.close);
+    const waiting = transport.send('GET', '/things/x');
+    while (server.seen.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    abort.abort(new Error('leadership lost'));
+    await expect(waiting).rejects.toThrow();
+    await expect(transport.send('GET', '/things/y')).rejects.toThrow('leadership lost');
+    expect(server.seen.map((seen) => seen.url)).toEqual(['/things/x']);
+  });
 });

@@ -23,7 +23,12 @@ export interface ClientOptions {
     retryAfterMs?: number;
   }) => void;
   /** Called before every HTTP attempt; may wait (a client-side rate limiter). */
-  beforeRequest?: (info: { method: string; path: string }) => Promise<void>;
+  beforeRequest?: (info: { method: string; path: string; signal?: AbortSignal }) => Promise<void>;
+  /**
+   * Aborts every request of this client, in flight or waiting (an operator that lost its
+   * leadership must not finish writes another replica may now be making).
+   */
+  signal?: AbortSignal;
 }
 
 export interface RequestOptions {
@@ -81,7 +86,17 @@ export class Transport {
     return url;
   }
 
-  async send<T>(method: Method, path: string, options: RequestOptions = {}): Promise<T> {
+  async send<T>(method: Method, path: string, requestOptions: RequestOptions = {}): Promise<T> {
+    const clientSignal = this.#options.signal;
+    const options: RequestOptions =
+      clientSignal === undefined
+        ? requestOptions
+        : {
+            ...requestOptions,
+            signal: requestOptions.signal
+              ? AbortSignal.any([requestOptions.signal, clientSignal])
+              : clientSignal,
+          };
     const url = this.url(path, options.query);
     const label = `${url.pathname}${url.search}`;
     // A POST is only retried when an Idempotency-Key makes the retry safe.
@@ -100,7 +115,8 @@ export class Transport {
     }
 
     for (let attempt = 1; ; attempt++) {
-      await this.#options.beforeRequest?.({ method, path: url.pathname });
+      options.signal?.throwIfAborted();
+      await this.#options.beforeRequest?.({ method, path: url.pathname, signal: options.signal });
       let statusCode: number;
       let responseHeaders: Record<string, string | string[] | undefined>;
       let text: string;

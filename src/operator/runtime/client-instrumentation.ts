@@ -11,6 +11,8 @@ export interface ClientInstrumentation {
   metrics?: OperatorMetrics;
   /** How long a 429 pauses the limiter when no Retry-After is known. Default 1 s. */
   defaultPauseMs?: number;
+  /** Aborts every request, including one waiting for the limiter (the manager's work signal). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -27,9 +29,10 @@ export function instrumentedClientOptions(
   const pauseMs = instrumentation.defaultPauseMs ?? 1000;
   return {
     ...base,
+    ...(instrumentation.signal ? { signal: instrumentation.signal } : {}),
     beforeRequest: async (info) => {
       await base.beforeRequest?.(info);
-      await limiter?.acquire();
+      await limiter?.acquire(info.signal);
     },
     onResponse: (info: ResponseInfo) => {
       base.onResponse?.(info);

@@ -220,7 +220,11 @@ export class Manager {
 
   /** Options for an `EdgewardClient` with the manager's API rate limiter and metrics wired in. */
   clientOptions(base: ClientOptions): ClientOptions {
-    return instrumentedClientOptions(base, { limiter: this.#apiLimiter, metrics: this.metrics });
+    return instrumentedClientOptions(base, {
+      limiter: this.#apiLimiter,
+      metrics: this.metrics,
+      signal: this.#workAbort.signal,
+    });
   }
 
   /** The shared informer of a kind (created on first use; started by `start`, or now if running). */
