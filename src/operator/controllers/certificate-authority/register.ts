@@ -5,8 +5,8 @@ import { registerManaged } from '../register-managed.js';
 import { type CertificateAuthorityObject, certificateAuthoritySync } from './sync.js';
 
 /**
- * CertificateAuthority -> `/certificate_authorities`. No references of its own; TLSEdges (and
- * later HTTPS edges) name it in `mutualTls.certificateAuthorityRefs` and wait for it to be Ready.
+ * CertificateAuthority -> `/certificate_authorities`. No references of its own; TLS and HTTPS
+ * edges name it in `mutualTls.certificateAuthorityRefs` and wait for it to be Ready.
  */
 export function registerCertificateAuthority(
   manager: Manager,
