@@ -122,7 +122,7 @@ describe('edgeward operator: certificates and events', () => {
     const cr = await waitFor('eventdestinations', 'datadog');
     const id = cr.status?.id as string;
     expect(id).toMatch(idPattern('ed'));
-    expect(Object.keys(cr.status?.secretVersions as Record<string, string>)).toEqual(['datadog']);
+    expect(Object.keys(cr.status?.secretVersions as Record<string, string>)).toEqual(['datadog/api-key']);
     expect(JSON.stringify(cr)).not.toContain('dd-key-one');
     const remote = (await t.api('GET', `/event_destinations/${id}`)).body as {
       format: string;

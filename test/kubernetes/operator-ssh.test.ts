@@ -321,6 +321,11 @@ describe('edgeward operator: SSH kinds', () => {
     await waitGone('sshhostcertificates', 'web');
     expect((await t.api('GET', `/ssh_user_certificates/${userCertId}`)).status).toBe(404);
     expect((await t.api('GET', `/ssh_host_certificates/${hostCertId}`)).status).toBe(200);
+    // Orphaned with its certificate: the Secret workloads mount is released, not left to GC.
+    const released = await h.getSecret('web-host-cert');
+    expect(released?.metadata.ownerReferences ?? []).toEqual([]);
+    expect(released?.metadata.labels?.['app.kubernetes.io/managed-by']).toBeUndefined();
+    expect(released?.data?.certificate).toBeDefined();
 
     await h.delete('sshcertificateauthorities', 'ca');
     await waitGone('sshcertificateauthorities', 'ca');

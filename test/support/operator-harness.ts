@@ -45,6 +45,7 @@ export interface Cr {
 export interface Secret {
   metadata: {
     name: string;
+    labels?: Record<string, string>;
     annotations?: Record<string, string>;
     ownerReferences?: { uid: string; kind: string; controller?: boolean }[];
   };

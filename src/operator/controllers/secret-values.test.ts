@@ -33,7 +33,7 @@ describe('readSecretValues', () => {
     if (!result.ready) return;
     expect(secretValue(result.value, 'spec.a.clientSecretRef')).toBe('s3cret');
     expect(secretValue(result.value, 'spec.b.secretRef')).toBe('client-id');
-    expect(result.value.versions).toEqual({ oauth: '7' });
+    expect(result.value.versions).toEqual({ 'oauth/secret': '7', 'oauth/id': '7' });
     expect(reads).toEqual(['oauth']);
   });
 
@@ -59,8 +59,10 @@ describe('readSecretValues', () => {
     const { client } = secretsOf({ oauth });
     const result = await readSecretValues(client, 'ns', [{ field: 'f', ref: { name: 'oauth', key: 'id' } }]);
     if (!result.ready) throw new Error('expected ready');
-    expect(secretsChanged({ oauth: '7' }, result.value)).toBe(false);
-    expect(secretsChanged({ oauth: '6' }, result.value)).toBe(true);
+    expect(secretsChanged({ 'oauth/id': '7' }, result.value)).toBe(false);
+    expect(secretsChanged({ 'oauth/id': '6' }, result.value)).toBe(true);
+    // Another key of the same Secret, same resourceVersion: a change all the same.
+    expect(secretsChanged({ 'oauth/secret': '7' }, result.value)).toBe(true);
     expect(secretsChanged(undefined, result.value)).toBe(true);
   });
 });

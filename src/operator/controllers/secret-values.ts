@@ -16,11 +16,18 @@ export interface SecretKeyRequest {
   ref: { name: string; key: string };
 }
 
-/** The values read, by spec path, and the resourceVersion of each Secret they came from. */
+/**
+ * The values read, by spec path, and the resourceVersion of each Secret key they came from, by
+ * `versionKey` (`<secret>/<key>`): pointing a ref at another key of the same Secret is a change
+ * too, though the Secret's resourceVersion is not.
+ */
 export interface SecretValues {
   values: Map<string, string>;
   versions: Record<string, string>;
 }
+
+/** The `versions` (and status.secretVersions) entry of a Secret key. */
+export const versionKey = (ref: { name: string; key: string }) => `${ref.name}/${ref.key}`;
 
 /**
  * The watch of the Secrets specs name: a Secret created, edited or deleted reconciles the objects
@@ -70,7 +77,7 @@ export async function readSecretValues(
       return notReady('SecretKeyMissing', `${field}: Secret ${ref.name} has no (or an empty) key ${ref.key}`);
     }
     values.set(field, value);
-    versions[ref.name] = secret.metadata?.resourceVersion ?? '';
+    versions[versionKey(ref)] = secret.metadata?.resourceVersion ?? '';
   }
   return { ready: true, value: { values, versions } };
 }

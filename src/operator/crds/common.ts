@@ -158,7 +158,7 @@ export const secretVersionsStatusField = {
   secretVersions: z
     .record(z.string(), z.string())
     .optional()
-    .meta({ description: 'Secret name -> resourceVersion of the values last sent to the server' }),
+    .meta({ description: '<Secret name>/<key> -> resourceVersion of the values last sent to the server' }),
 };
 
 /** A status of nothing but the common fields. */

@@ -286,7 +286,7 @@ describe('HTTPSEdgeRoute sync', () => {
     expect(status).toEqual({
       edgeId: 'edghts_1',
       backendId: undefined,
-      secretVersions: { hook: '1', gh: '1', oidc: '1' },
+      secretVersions: { 'hook/secret': '1', 'gh/secret': '1', 'oidc/secret': '1' },
       saml: {
         entityId: `https://api.test/saml/${ROUTE_ID}/metadata`,
         assertionConsumerServiceUrl: `https://api.test/saml/${ROUTE_ID}/acs`,
@@ -341,7 +341,7 @@ describe('HTTPSEdgeRoute sync', () => {
       | undefined;
     expect(sent?.oauth.provider.github.client_secret).toBe('gh-secret-2');
     expect(world.sync.statusFields?.(object, result.remote, resolved)).toMatchObject({
-      secretVersions: { hook: '1', gh: '2', oidc: '1' },
+      secretVersions: { 'hook/secret': '1', 'gh/secret': '2', 'oidc/secret': '1' },
     });
   });
 

@@ -13,7 +13,13 @@ import { backendAdapter, ipRestrictionAdapter, policyAdapter } from '../edges/ed
 import { keptBackend } from '../edges/kept-backend.js';
 import { type ReferencedObject, type ResolvedEdge, resolveRefs } from '../edges/references.js';
 import { changedFields, type ManagedObject, type ResourceSync } from '../managed-resource.js';
-import { readSecretValues, type SecretObject, type SecretValues, secretsChanged } from '../secret-values.js';
+import {
+  readSecretValues,
+  type SecretObject,
+  type SecretValues,
+  secretsChanged,
+  versionKey,
+} from '../secret-values.js';
 import {
   circuitBreakerAdapter,
   enabledOnlyAdapter,
@@ -108,9 +114,9 @@ export function modulesWithChangedSecrets(
 ): Set<string> {
   const changed = new Set<string>();
   for (const { field, ref } of routeSecretRequests(spec)) {
-    const version = secrets.versions[ref.name];
+    const version = secrets.versions[versionKey(ref)];
     if (version === undefined) continue;
-    if (!secretsChanged(sent, { values: secrets.values, versions: { [ref.name]: version } })) continue;
+    if (!secretsChanged(sent, { values: secrets.values, versions: { [versionKey(ref)]: version } })) continue;
     const module = SECRET_MODULES[field.split('.')[1] ?? ''];
     if (module) changed.add(module);
   }

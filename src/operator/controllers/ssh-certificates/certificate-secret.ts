@@ -4,8 +4,8 @@ import type { ResourceKind } from '../../runtime/kinds.js';
 import type { ResourceClient } from '../../runtime/resource-client.js';
 import { controllerReference } from '../../runtime/watch-mappers.js';
 import { TerminalSyncError } from '../managed-resource.js';
+import { MANAGED_BY, MANAGED_BY_LABEL, ownedBy } from '../owned-secrets.js';
 import type { SecretObject } from '../secret-values.js';
-import { MANAGED_BY, MANAGED_BY_LABEL } from '../tunnel-credential/sync.js';
 
 /** The key of the signed certificate (an authorized_keys-style line, for a `-cert.pub` file). */
 export const CERTIFICATE_KEY = 'certificate';
@@ -23,10 +23,6 @@ export type CertificateSecretState =
 export interface SignedCertificate {
   id: string;
   certificate: string;
-}
-
-function ownedBy(secret: KubernetesObject, owner: KubernetesObject): boolean {
-  return (secret.metadata?.ownerReferences ?? []).some((ref) => ref.uid === owner.metadata?.uid);
 }
 
 async function getSecret(

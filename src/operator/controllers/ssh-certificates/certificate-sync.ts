@@ -14,6 +14,7 @@ import {
   type ResourceSync,
   TerminalSyncError,
 } from '../managed-resource.js';
+import { releaseOwnedSecret } from '../owned-secrets.js';
 import type { SecretObject } from '../secret-values.js';
 import {
   type CertificateSecretState,
@@ -212,6 +213,8 @@ export function sshCertificateSync<T extends SshCertificateObject, Remote extend
       ),
     afterCreate: (object, remote) =>
       writeCertificateSecret(secrets, object, variant.kind, certificateSecretName(object), remote),
+    // The certificate stays on the server: so does its Secret, which workloads mount.
+    orphan: (object) => releaseOwnedSecret(secrets, object, certificateSecretName(object)),
     needsReplacement: (object, resolved, remote) =>
       mismatch(object, resolved, remote) ?? renewalDue(object.spec, remote),
     async update(object, resolved, remote) {

@@ -4,9 +4,9 @@ import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { ownersOf } from '../../runtime/watch-mappers.js';
 import type { ReferencedObject } from '../edges/references.js';
 import { SSH_CERTIFICATE_AUTHORITY } from '../kinds.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../owned-secrets.js';
 import { registerManaged } from '../register-managed.js';
 import type { SecretObject } from '../secret-values.js';
-import { MANAGED_BY, MANAGED_BY_LABEL } from '../tunnel-credential/sync.js';
 import {
   type CertificateVariant,
   type SshCertificateObject,

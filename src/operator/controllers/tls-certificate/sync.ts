@@ -3,6 +3,7 @@ import type { TlsCertificate } from '../../../schemas/tls-certificates.js';
 import type { TlsCertificateSpec, TlsCertificateStatus } from '../../crds/kinds/tls-certificate.js';
 import type { ResourceClient } from '../../runtime/resource-client.js';
 import {
+  ADOPT_ANNOTATION,
   changedFields,
   type ManagedObject,
   type Resolution,
@@ -31,32 +32,46 @@ function desiredFields(object: TlsCertificateObject) {
 /**
  * TLSCertificate -> `/tls_certificates`. The private key comes from a Secret and goes to the server
  * once, in the create (the server never shows it again and certificate and key are immutable), so
- * the Secret is read only while there is nothing on the server yet; deleting it afterwards changes
- * nothing. An adopted certificate with another leaf than the spec is reported, never replaced.
+ * the Secret is read only while there is nothing on the server yet (or to recreate one deleted on
+ * the server); deleting it afterwards changes nothing, and adoption needs none. An adopted
+ * certificate with another leaf than the spec is reported, never replaced.
  */
 export function tlsCertificateSync(
   api: EdgewardClient,
   secrets: ResourceClient<SecretObject>,
 ): ResourceSync<TlsCertificateObject, ResolvedTlsCertificate, TlsCertificate> {
+  async function readPrivateKey(object: TlsCertificateObject): Promise<Resolution<string>> {
+    const read = await readSecretValues(secrets, object.metadata?.namespace, [
+      { field: PRIVATE_KEY_FIELD, ref: object.spec.privateKeySecretRef },
+    ]);
+    return read.ready ? { ready: true, value: secretValue(read.value, PRIVATE_KEY_FIELD) } : read;
+  }
+
   return {
     async resolve(object): Promise<Resolution<ResolvedTlsCertificate>> {
-      if (object.status?.id) return { ready: true, value: { privateKeyPem: undefined } };
-      const read = await readSecretValues(secrets, object.metadata?.namespace, [
-        { field: PRIVATE_KEY_FIELD, ref: object.spec.privateKeySecretRef },
-      ]);
+      // Something is (or is to be adopted) on the server: no key needed unless it must be recreated.
+      if (object.status?.id || object.metadata?.annotations?.[ADOPT_ANNOTATION]) {
+        return { ready: true, value: { privateKeyPem: undefined } };
+      }
+      const read = await readPrivateKey(object);
       if (!read.ready) return read;
-      return { ready: true, value: { privateKeyPem: secretValue(read.value, PRIVATE_KEY_FIELD) } };
+      return { ready: true, value: { privateKeyPem: read.value } };
     },
     get: (id) => api.tlsCertificates.get(id),
     async create(object, resolved, options) {
-      if (resolved.privateKeyPem === undefined) {
-        throw new Error(`${PRIVATE_KEY_FIELD}: the private key was not read before the create`);
+      let privateKeyPem = resolved.privateKeyPem;
+      if (privateKeyPem === undefined) {
+        // Recreating one deleted on the server: the key is read now. Missing, it is reported (not
+        // retried with backoff): the Secret watch brings the certificate back when it appears.
+        const read = await readPrivateKey(object);
+        if (!read.ready) throw new TerminalSyncError(read.reason, read.message);
+        privateKeyPem = read.value;
       }
       return api.tlsCertificates.create(
         {
           ...desiredFields(object),
           certificate_pem: object.spec.certificatePem,
-          private_key_pem: resolved.privateKeyPem,
+          private_key_pem: privateKeyPem,
         },
         options,
       );

@@ -5,9 +5,10 @@ import { ownersOf } from '../../runtime/watch-mappers.js';
 import type { BotUserObject } from '../bot-user/sync.js';
 import { credentialOwnerReferences } from '../credential-owner.js';
 import { BOT_USER, TUNNEL_CREDENTIAL } from '../kinds.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../owned-secrets.js';
 import { registerManaged } from '../register-managed.js';
 import type { SecretObject } from '../secret-values.js';
-import { MANAGED_BY, MANAGED_BY_LABEL, type TunnelCredentialObject, tunnelCredentialSync } from './sync.js';
+import { type TunnelCredentialObject, tunnelCredentialSync } from './sync.js';
 
 /**
  * TunnelCredential -> `/credentials`. Watches its BotUser owner (by the reference index) and the

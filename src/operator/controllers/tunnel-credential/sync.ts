@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { KubernetesObject } from '@kubernetes/client-node';
 import type { EdgewardClient } from '../../../client/index.js';
 import type { Credential } from '../../../schemas/credentials.js';
 import type { TunnelCredentialSpec, TunnelCredentialStatus } from '../../crds/kinds/tunnel-credential.js';
@@ -19,6 +18,7 @@ import {
   type ResourceSync,
   TerminalSyncError,
 } from '../managed-resource.js';
+import { MANAGED_BY, MANAGED_BY_LABEL, ownedBy, releaseOwnedSecret } from '../owned-secrets.js';
 import type { SecretObject } from '../secret-values.js';
 
 export type TunnelCredentialObject = ManagedObject & {
@@ -46,16 +46,8 @@ export const TOKEN_KEY = 'token';
 /** On the token Secret: which credential its token belongs to, and the token's SHA-256. */
 export const CREDENTIAL_ID_ANNOTATION = 'edgeward.dev/credential-id';
 export const TOKEN_SHA256_ANNOTATION = 'edgeward.dev/token-sha256';
-/** Put on every Secret the operator writes, so its Secret informer watches only those. */
-export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
-export const MANAGED_BY = 'edgeward-operator';
-
 export function tokenSecretName(object: TunnelCredentialObject): string {
   return object.spec.tokenSecretName ?? `${object.metadata?.name}-token`;
-}
-
-function ownedBy(secret: KubernetesObject, owner: KubernetesObject): boolean {
-  return (secret.metadata?.ownerReferences ?? []).some((ref) => ref.uid === owner.metadata?.uid);
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -196,7 +188,8 @@ export function tunnelCredentialSync(
     delete: (id) => api.credentials.delete(id),
     // The credential stays on the server: so must its token, which garbage collection would
     // delete with the CR if the Secret were still owned.
-    orphan: (object) => releaseTokenSecret(secrets, object),
+    orphan: (object) =>
+      releaseOwnedSecret(secrets, object, object.status?.tokenSecretName ?? tokenSecretName(object)),
     statusFields: (_object, remote, resolved) => ({
       ownerId: remote.owner_id,
       tokenSecretName: resolved.secretName,
@@ -243,28 +236,6 @@ async function movableToken(
   const state = tokenSecretState(object, old);
   if (state.state !== 'owned' || state.credentialId !== id || !state.tokenIntact) return undefined;
   return { state: 'movable', token: tokenIn(old) };
-}
-
-/** Orphaning: the token Secret stays, no longer owned (nor labelled) by the CR. */
-async function releaseTokenSecret(
-  secrets: ResourceClient<SecretObject>,
-  object: TunnelCredentialObject,
-): Promise<void> {
-  const name = object.status?.tokenSecretName ?? tokenSecretName(object);
-  let secret: SecretObject;
-  try {
-    secret = await secrets.get(object.metadata?.namespace, name);
-  } catch (error) {
-    if (isNotFound(error)) return;
-    throw error;
-  }
-  if (!ownedBy(secret, object)) return;
-  const labels = { ...secret.metadata?.labels };
-  delete labels[MANAGED_BY_LABEL];
-  const ownerReferences = (secret.metadata?.ownerReferences ?? []).filter(
-    (ref) => ref.uid !== object.metadata?.uid,
-  );
-  await secrets.replace({ ...secret, metadata: { ...secret.metadata, labels, ownerReferences } });
 }
 
 /** The metadata the operator puts on a token Secret it owns. */
