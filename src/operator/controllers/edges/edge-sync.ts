@@ -108,6 +108,9 @@ export function edgeSync<T extends EdgeObject, E extends EdgeRead>(
       const body = { ...topLevel(object), ...Object.fromEntries(configured) };
       const kept = backends.keptId(object, backendId);
       const edge = await backends.remembering(object, kept, () => edges.create(body, options));
+      // Recreating: a backend kept for the gone edge that the spec no longer uses goes too (a
+      // failure here is retried, and the create replays by its key).
+      await backends.drop(object, kept);
       return { ...edge, keptBackendId: kept };
     },
     async update(object, resolved, remote) {

@@ -239,6 +239,8 @@ export function httpsEdgeRouteSync(
       const route = await backends.remembering(object, kept, () =>
         routes.create(resolved.edgeId, body, options),
       );
+      // Recreating: a backend kept for the gone route that the spec no longer uses goes too.
+      await backends.drop(object, kept);
       return { ...route, keptBackendId: kept };
     },
 
