@@ -2,6 +2,7 @@ import type { EdgewardClient } from '../../../client/index.js';
 import type { AgentIngress } from '../../../schemas/agent-ingresses.js';
 import type { AgentIngressSpec, AgentIngressStatus } from '../../crds/kinds/agent-ingress.js';
 import { sameJson } from '../../runtime/status-writer.js';
+import { describedFields } from '../described-fields.js';
 import { type ManagedObject, type ResourceSync, TerminalSyncError } from '../managed-resource.js';
 
 export type AgentIngressObject = ManagedObject & { spec: AgentIngressSpec; status?: AgentIngressStatus };
@@ -28,8 +29,7 @@ export function agentIngressSync(
     create: (object, _resolved, options) =>
       api.agentIngresses.create(
         {
-          description: object.spec.description ?? '',
-          metadata: object.spec.metadata ?? '',
+          ...describedFields(object.spec),
           domain: object.spec.domain,
           certificate_management_policy: desiredPolicy(object),
         },

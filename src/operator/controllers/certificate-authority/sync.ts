@@ -4,6 +4,7 @@ import type {
   CertificateAuthoritySpec,
   CertificateAuthorityStatus,
 } from '../../crds/kinds/certificate-authority.js';
+import { describedFields } from '../described-fields.js';
 import {
   changedFields,
   type ManagedObject,
@@ -18,7 +19,7 @@ export type CertificateAuthorityObject = ManagedObject & {
 };
 
 function desiredFields(object: CertificateAuthorityObject) {
-  return { description: object.spec.description ?? '', metadata: object.spec.metadata ?? '' };
+  return describedFields(object.spec);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { CreateOptions } from '../../../client/collection.js';
 import type { EdgewardClient } from '../../../client/index.js';
 import { sameJson } from '../../runtime/status-writer.js';
+import { describedFields } from '../described-fields.js';
 import {
   changedFields,
   type ManagedObject,
@@ -92,8 +93,7 @@ export function edgeSync<T extends EdgeObject, E extends EdgeRead>(
   }
 
   const topLevel = (object: T) => ({
-    description: object.spec.description ?? '',
-    metadata: object.spec.metadata ?? '',
+    ...describedFields(object.spec),
     hostports: object.spec.hostports ?? [],
   });
 

@@ -3,6 +3,7 @@ import type { EventDestination } from '../../../schemas/event-destinations.js';
 import type { EventDestinationSpec, EventDestinationStatus } from '../../crds/kinds/event-destination.js';
 import type { ResourceClient } from '../../runtime/resource-client.js';
 import { sameJson } from '../../runtime/status-writer.js';
+import { describedFields } from '../described-fields.js';
 import { changedFields, type ManagedObject, type ResourceSync } from '../managed-resource.js';
 import { readSecretValues, type SecretObject, type SecretValues, secretsChanged } from '../secret-values.js';
 import { targetInput, targetReadForm, targetSecretRequests } from './targets.js';
@@ -14,8 +15,7 @@ export type EventDestinationObject = ManagedObject & {
 
 function desiredFields(object: EventDestinationObject) {
   return {
-    description: object.spec.description ?? '',
-    metadata: object.spec.metadata ?? '',
+    ...describedFields(object.spec),
     format: object.spec.format ?? 'json',
   };
 }

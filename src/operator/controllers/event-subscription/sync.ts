@@ -3,6 +3,7 @@ import type { EventSubscription } from '../../../schemas/event-subscriptions.js'
 import type { EventSubscriptionSpec, EventSubscriptionStatus } from '../../crds/kinds/event-subscription.js';
 import type { Informer } from '../../runtime/informer.js';
 import { sameJson } from '../../runtime/status-writer.js';
+import { describedFields } from '../described-fields.js';
 import { type ReferencedObject, resolveRefs } from '../edges/references.js';
 import {
   changedFields,
@@ -35,8 +36,7 @@ export function eventSubscriptionSync(
 ): ResourceSync<EventSubscriptionObject, ResolvedSubscription, EventSubscription> {
   function desired(object: EventSubscriptionObject, resolved: ResolvedSubscription) {
     return {
-      description: object.spec.description ?? '',
-      metadata: object.spec.metadata ?? '',
+      ...describedFields(object.spec),
       sources: (object.spec.sources ?? []).map(({ type }) => ({ type })),
       destination_ids: resolved.destinationIds,
     };

@@ -1,6 +1,7 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { IpPolicy, IpPolicyRule } from '../../../schemas/ip-policies.js';
 import type { IpPolicySpec, IpPolicyStatus } from '../../crds/kinds/ip-policy.js';
+import { describedFields } from '../described-fields.js';
 import { changedFields, isApiNotFound, type ManagedObject, type ResourceSync } from '../managed-resource.js';
 import { type DesiredRule, type ExistingRule, planRules } from './rule-plan.js';
 
@@ -10,7 +11,7 @@ export type IpPolicyObject = ManagedObject & { spec: IpPolicySpec; status?: IpPo
 export type RemoteIpPolicy = IpPolicy & { rules: IpPolicyRule[] };
 
 function desiredFields(object: IpPolicyObject) {
-  return { description: object.spec.description ?? '', metadata: object.spec.metadata ?? '' };
+  return describedFields(object.spec);
 }
 
 function desiredRules(object: IpPolicyObject): DesiredRule[] {

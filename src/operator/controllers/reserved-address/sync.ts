@@ -1,6 +1,7 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { ReservedAddr } from '../../../schemas/reserved-addrs.js';
 import type { ReservedAddressSpec, ReservedAddressStatus } from '../../crds/kinds/reserved-address.js';
+import { describedFields } from '../described-fields.js';
 import {
   changedFields,
   type ManagedObject,
@@ -15,7 +16,7 @@ export type ReservedAddressObject = ManagedObject & {
 
 /** An unset description or metadata clears the server's (the spec is the whole truth). */
 function desiredFields(object: ReservedAddressObject) {
-  return { description: object.spec.description ?? '', metadata: object.spec.metadata ?? '' };
+  return describedFields(object.spec);
 }
 
 export function reservedAddressSync(

@@ -4,6 +4,7 @@ import type {
   SshCertificateAuthoritySpec,
   SshCertificateAuthorityStatus,
 } from '../../crds/kinds/ssh-certificate-authority.js';
+import { describedFields } from '../described-fields.js';
 import {
   changedFields,
   type ManagedObject,
@@ -22,7 +23,7 @@ const DEFAULT_CURVE = 'p256';
 const DEFAULT_RSA_BITS = 4096;
 
 function desiredFields(object: SshCertificateAuthorityObject) {
-  return { description: object.spec.description ?? '', metadata: object.spec.metadata ?? '' };
+  return describedFields(object.spec);
 }
 
 /**

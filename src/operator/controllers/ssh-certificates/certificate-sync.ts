@@ -5,6 +5,7 @@ import type { SshHostCertificateSpec } from '../../crds/kinds/ssh-host-certifica
 import type { Informer } from '../../runtime/informer.js';
 import type { ResourceKind } from '../../runtime/kinds.js';
 import type { ResourceClient } from '../../runtime/resource-client.js';
+import { describedFields } from '../described-fields.js';
 import { type ReferencedObject, resolveRefs } from '../edges/references.js';
 import {
   ADOPT_ANNOTATION,
@@ -70,7 +71,7 @@ export function certificateSecretName(object: SshCertificateObject): string {
 }
 
 function desiredFields(object: SshCertificateObject) {
-  return { description: object.spec.description ?? '', metadata: object.spec.metadata ?? '' };
+  return describedFields(object.spec);
 }
 
 /** True while the CR is adopting a server certificate (annotation set, no id recorded yet). */

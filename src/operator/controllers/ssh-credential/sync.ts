@@ -4,6 +4,7 @@ import type { SshCredentialSpec, SshCredentialStatus } from '../../crds/kinds/ss
 import type { Informer } from '../../runtime/informer.js';
 import type { BotUserObject } from '../bot-user/sync.js';
 import { resolveCredentialOwner } from '../credential-owner.js';
+import { describedFields } from '../described-fields.js';
 import {
   changedFields,
   type ManagedObject,
@@ -21,8 +22,7 @@ export interface ResolvedSshCredential {
 
 function desiredFields(object: SshCredentialObject) {
   return {
-    description: object.spec.description ?? '',
-    metadata: object.spec.metadata ?? '',
+    ...describedFields(object.spec),
     acl: object.spec.acl ?? [],
   };
 }

@@ -2,6 +2,7 @@ import type { EdgewardClient } from '../../../client/index.js';
 import type { TlsCertificate } from '../../../schemas/tls-certificates.js';
 import type { TlsCertificateSpec, TlsCertificateStatus } from '../../crds/kinds/tls-certificate.js';
 import type { ResourceClient } from '../../runtime/resource-client.js';
+import { describedFields } from '../described-fields.js';
 import {
   ADOPT_ANNOTATION,
   changedFields,
@@ -26,7 +27,7 @@ export interface ResolvedTlsCertificate {
 }
 
 function desiredFields(object: TlsCertificateObject) {
-  return { description: object.spec.description ?? '', metadata: object.spec.metadata ?? '' };
+  return describedFields(object.spec);
 }
 
 /**

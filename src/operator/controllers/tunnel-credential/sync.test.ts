@@ -42,6 +42,11 @@ function syncWith(secret: SecretObject | undefined) {
       return secret;
     },
   } as unknown as ResourceClient<SecretObject>;
+  return syncOver(secrets);
+}
+
+/** The sync over a fake Secret client; no server calls are expected, no BotUser is named. */
+function syncOver(secrets: ResourceClient<SecretObject>) {
   return tunnelCredentialSync({
     api: {} as EdgewardClient,
     secrets,
@@ -101,11 +106,7 @@ describe('TunnelCredential token Secret decisions', () => {
         return secret;
       },
     } as unknown as ResourceClient<SecretObject>;
-    const sync = tunnelCredentialSync({
-      api: {} as EdgewardClient,
-      secrets,
-      bots: { cache: { get: () => undefined } } as unknown as Informer<BotUserObject>,
-    });
+    const sync = syncOver(secrets);
     const object = {
       ...credentialObject({}, 'cr_1'),
       spec: { tokenSecretName: 'renamed' },
@@ -136,11 +137,7 @@ describe('TunnelCredential token Secret decisions', () => {
         return secret;
       },
     } as unknown as ResourceClient<SecretObject>;
-    const sync = tunnelCredentialSync({
-      api: {} as EdgewardClient,
-      secrets,
-      bots: { cache: { get: () => undefined } } as unknown as Informer<BotUserObject>,
-    });
+    const sync = syncOver(secrets);
     const adopting = {
       ...credentialObject({ 'edgeward.dev/adopt-id': 'cr_1' }),
       spec: { ownerId: 'bot_mine' },
@@ -166,11 +163,7 @@ describe('TunnelCredential token Secret decisions', () => {
         return secret;
       },
     } as unknown as ResourceClient<SecretObject>;
-    const sync = tunnelCredentialSync({
-      api: {} as EdgewardClient,
-      secrets,
-      bots: { cache: { get: () => undefined } } as unknown as Informer<BotUserObject>,
-    });
+    const sync = syncOver(secrets);
     await sync.orphan?.(credentialObject({}, 'cr_1'));
     expect(stored.metadata?.ownerReferences).toEqual([]);
     expect(stored.metadata?.labels).toEqual({ keep: 'me' });

@@ -9,6 +9,7 @@ import { sameJson } from '../../runtime/status-writer.js';
 import { controllerReference } from '../../runtime/watch-mappers.js';
 import type { BotUserObject } from '../bot-user/sync.js';
 import { resolveCredentialOwner } from '../credential-owner.js';
+import { describedFields } from '../described-fields.js';
 import { TUNNEL_CREDENTIAL } from '../kinds.js';
 import {
   ADOPT_ANNOTATION,
@@ -64,8 +65,7 @@ function adopting(object: TunnelCredentialObject): boolean {
 
 function desiredFields(object: TunnelCredentialObject) {
   return {
-    description: object.spec.description ?? '',
-    metadata: object.spec.metadata ?? '',
+    ...describedFields(object.spec),
     acl: object.spec.acl ?? [],
   };
 }
