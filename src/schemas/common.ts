@@ -85,10 +85,15 @@ export const emptyBody = z.strictObject({});
 
 export const errorBody = z
   .object({
-    error_code: z.string(),
-    status_code: z.number().int(),
-    msg: z.string(),
-    details: z.object({ operation_id: z.string() }),
+    error_code: z
+      .string()
+      .regex(/^ERR_EDGEWARD_\d{3}$/)
+      .meta({ description: 'stable code; the README lists them' }),
+    status_code: z.number().int().min(400).max(599).meta({ description: 'the HTTP status, repeated' }),
+    msg: z.string().meta({ description: 'what went wrong, starting with the field it concerns' }),
+    details: z.object({
+      operation_id: z.string().meta({ description: 'the Svc-Operation-Id of the request' }),
+    }),
   })
   .meta({ id: 'Error' });
 export type ErrorBody = z.infer<typeof errorBody>;

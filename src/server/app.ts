@@ -9,6 +9,8 @@ import { rfc3339 } from './http/time.js';
 import { authPlugin } from './plugins/auth.js';
 import { errorsPlugin } from './plugins/errors.js';
 import { idempotencyJanitor } from './plugins/idempotency-janitor.js';
+import { jsonBodyPlugin } from './plugins/json-body.js';
+import { methodNotAllowedPlugin } from './plugins/method-not-allowed.js';
 import { openApiPlugin } from './plugins/openapi.js';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, rateLimitPlugin } from './plugins/rate-limit.js';
 import { registerRoutes } from './routes/index.js';
@@ -63,9 +65,6 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
     ...(options.https ? { https: options.https } : {}),
   }) as unknown as FastifyInstance;
 
-  // The API speaks JSON only: without a text/plain parser, other media types are 415s.
-  app.removeContentTypeParser('text/plain');
-
   const routes: AnyRouteDefinition[] = [];
   app.decorate('edgeward', {
     routes,
@@ -97,6 +96,7 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
   });
 
   await app.register(errorsPlugin);
+  await app.register(jsonBodyPlugin);
   await app.register(authPlugin, { db });
   await app.register(rateLimitPlugin, {
     perMinute: options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
@@ -108,6 +108,7 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
     return { status: 'ok' };
   });
   await registerRoutes(app);
+  await app.register(methodNotAllowedPlugin);
   await app.register(openApiPlugin);
   return { app, bootstrap, settings };
 }

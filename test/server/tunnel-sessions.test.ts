@@ -168,9 +168,10 @@ describe('tunnel sessions', () => {
   it('has no DELETE route: sessions end by stopping their agent', async () => {
     const session = await insertSession();
     const response = await t.api('DELETE', `/tunnel_sessions/${session.id}`);
-    // "No such route" (or "method not allowed"), never the 404 of an unknown resource.
-    expect([404, 405]).toContain(response.status);
-    expect(['ERR_EDGEWARD_401', 'ERR_EDGEWARD_402']).toContain(response.body.error_code);
+    // "Method not allowed" with the methods the path has, never the 404 of an unknown resource.
+    expect(response.status).toBe(405);
+    expect(response.body.error_code).toBe('ERR_EDGEWARD_402');
+    expect(response.headers.get('allow')).toBe('GET, HEAD');
     expect((await t.api('GET', `/tunnel_sessions/${session.id}`)).status).toBe(200);
   });
 });

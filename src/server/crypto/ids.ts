@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { ID_SUFFIX_LENGTH } from '../../schemas/id-prefixes.js';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-const ENCODED_LENGTH = 27;
 const RANDOM_BYTES = 14;
 
 let lastMillis = 0n;
@@ -30,7 +30,7 @@ export function timeOrderedId(now: number = Date.now()): string {
     out = ALPHABET[Number(value % 62n)] + out;
     value /= 62n;
   }
-  return out.padStart(ENCODED_LENGTH, '0');
+  return out.padStart(ID_SUFFIX_LENGTH, '0');
 }
 
 export function newId(prefix: string): string {

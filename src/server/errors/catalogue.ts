@@ -15,6 +15,7 @@ export const errorCatalogue = {
   ERR_EDGEWARD_301: { status: 403, title: 'The bot user of this API key is inactive' },
   ERR_EDGEWARD_400: { status: 404, title: 'Resource not found' },
   ERR_EDGEWARD_401: { status: 404, title: 'Route not found' },
+  ERR_EDGEWARD_402: { status: 405, title: 'Method not allowed on this path (see Allow)' },
   ERR_EDGEWARD_500: { status: 409, title: 'Idempotency-Key reused with a different request' },
   ERR_EDGEWARD_501: { status: 409, title: 'Resource already exists' },
   ERR_EDGEWARD_502: { status: 409, title: 'Resource is still in use' },

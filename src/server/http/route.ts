@@ -92,7 +92,7 @@ export function defineRoute<
       const params = parse(route.params, request.params, '');
       const query = parse(route.query, request.query ?? {}, '');
       // Only a missing body means "no fields"; a JSON null is a wrong type like any other.
-      const rawBody = request.body === undefined ? {} : request.body;
+      const rawBody = request.body === undefined ? {} : withoutEchoedPathParams(request.body, request.params);
       const body = route.body ? parse(route.body, rawBody, '') : undefined;
       refuseNulCharacters(body, '');
       const host = app.edgeward;
@@ -134,6 +134,26 @@ export function defineRoute<
       return send(reply, route.status, await inWriteTransaction(host.db, run));
     },
   });
+}
+
+/**
+ * Clients generated for the API this one follows repeat the path's ids in update bodies
+ * (`PATCH /ip_policies/{id}` with `{"id": ..., ...}`): a repeated path parameter is accepted when it
+ * equals the path's value and dropped before validation; a different value is a 400 that names it.
+ */
+function withoutEchoedPathParams(body: unknown, pathParams: unknown): unknown {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
+  const params = (pathParams ?? {}) as Record<string, string>;
+  const echoed = Object.keys(params).filter((name) => Object.hasOwn(body, name));
+  if (echoed.length === 0) return body;
+  const rest: Record<string, unknown> = { ...(body as Record<string, unknown>) };
+  for (const name of echoed) {
+    if (rest[name] !== params[name]) {
+      throw new ApiError('ERR_EDGEWARD_100', `${name}: must be the same as the ${name} in the path`);
+    }
+    delete rest[name];
+  }
+  return rest;
 }
 
 /**

@@ -1,0 +1,36 @@
+/**
+ * The id prefix of each collection, keyed by the collection's path (Fastify syntax). An id is the
+ * prefix, `_` and a 27-character base62 string; the OpenAPI document states it for every path
+ * parameter and referenced id, and a test fails when a collection is missing here.
+ */
+export const ID_PREFIXES: Readonly<Record<string, string>> = {
+  '/agent_ingresses': 'agin',
+  '/ssh_certificate_authorities': 'sshca',
+  '/ssh_host_certificates': 'shcrt',
+  '/ssh_user_certificates': 'sucrt',
+  '/ssh_credentials': 'sshcr',
+  '/credentials': 'cr',
+  '/tunnel_sessions': 'ts',
+  '/backends/tunnel_group': 'bkdtg',
+  '/ip_policies': 'ipp',
+  '/ip_policy_rules': 'ipr',
+  '/reserved_addrs': 'ra',
+  '/bot_users': 'bot',
+  '/api_keys': 'ak',
+  '/certificate_authorities': 'ca',
+  '/tls_certificates': 'cert',
+  '/event_subscriptions': 'esb',
+  '/event_destinations': 'ed',
+  '/edges/tls': 'edgtls',
+  '/edges/https': 'edghts',
+  '/edges/https/:edge_id/routes': 'edghtsrt',
+  '/edges/tcp': 'edgtcp',
+};
+
+/** Length of the part after `<prefix>_`. */
+export const ID_SUFFIX_LENGTH = 27;
+
+/** The JSON Schema pattern of an id of `prefix`. */
+export function idPattern(prefix: string): string {
+  return `^${prefix}_[0-9A-Za-z]{${ID_SUFFIX_LENGTH}}$`;
+}
