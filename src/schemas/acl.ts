@@ -68,10 +68,14 @@ export function aclRuleProblem(rule: string): string | undefined {
   return isWildcardDomain(target) ? undefined : `'${rule}' is not a valid rule; ${BAD_TARGET}`;
 }
 
-export const aclRule = z.string().superRefine((rule, ctx) => {
-  const problem = aclRuleProblem(rule);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem });
-});
+export const aclRule = z
+  .string()
+  .superRefine((rule, ctx) => {
+    const problem = aclRuleProblem(rule);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  // JSON Schema cannot say all of aclRuleProblem; the format names it for tools (and the fuzzer).
+  .meta({ format: 'edgeward-acl-rule', pattern: '^(\\*|bind:.+)$' });
 
 /** Unspecified means `[]`: no restrictions (rule 1 of the spec); `*` says the same explicitly. */
 export const acl = z.array(aclRule).max(ACL_MAX_RULES, `must have at most ${ACL_MAX_RULES} rules`).meta({

@@ -42,7 +42,12 @@ export const agentIngressDomain = z
     const problem = agentIngressDomainProblem(value);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   })
-  .meta({ description: 'a domain the caller owns, base of the regional agent ingress domains; immutable' });
+  .meta({
+    description: 'a domain the caller owns, base of the regional agent ingress domains; immutable',
+    format: 'hostname',
+    maxLength: AGENT_INGRESS_DOMAIN_MAX_CHARS,
+    pattern: '^([a-z0-9-]+\\.)+[a-z0-9-]*[a-z-][a-z0-9-]*$',
+  });
 
 export const agentIngressCertAuthorities = ['letsencrypt'] as const;
 export const agentIngressPrivateKeyTypes = ['rsa', 'ecdsa'] as const;

@@ -17,7 +17,7 @@ export type BotUser = z.infer<typeof botUser>;
 const botName = z
   .string()
   .refine((s) => s.length > 0 && Buffer.byteLength(s, 'utf8') <= 255, 'must be 1 to 255 bytes')
-  .meta({ description: 'human-readable name of the bot, 1 to 255 bytes' });
+  .meta({ description: 'human-readable name of the bot, 1 to 255 bytes', minLength: 1 });
 
 export const botUserCreate = z.strictObject({
   name: botName,

@@ -31,9 +31,10 @@ export type CertificateAuthority = z.infer<typeof certificateAuthority>;
 
 export const certificateAuthorityCreate = z.strictObject({
   ...describedInputFields,
-  ca_pem: z
-    .string()
-    .meta({ description: 'one PEM-encoded X.509 certificate whose basicConstraints mark it a CA' }),
+  ca_pem: z.string().meta({
+    description: 'one PEM-encoded X.509 certificate whose basicConstraints mark it a CA',
+    format: 'x509-ca-pem',
+  }),
 });
 export type CertificateAuthorityCreate = z.input<typeof certificateAuthorityCreate>;
 

@@ -73,11 +73,41 @@ export type ListQuery = z.infer<typeof listQuery>;
 
 /** `{<key>: [...], uri, next_page_uri}`: the envelope of every list response. */
 export function listOf<K extends string, T extends z.ZodType>(key: K, item: T) {
-  return z.object({
+  const list = z.object({
     [key]: z.array(item),
     uri: z.string(),
     next_page_uri: z.string().nullable(),
   } as { [P in K]: z.ZodArray<T> } & { uri: z.ZodString; next_page_uri: z.ZodNullable<z.ZodString> });
+  // A named item makes a named list (`IPPolicy` -> `IPPolicyList`), so generated clients get that name.
+  const itemId = z.globalRegistry.get(item)?.id;
+  return itemId ? list.meta({ id: `${itemId}List` }) : list;
+}
+
+/**
+ * JSON Schema of "exactly one of these members is set (not null)", for the document: zod checks it
+ * in a refinement, which JSON Schema cannot see.
+ */
+export function exactlyOneOf(members: readonly string[]): Record<string, unknown>[] {
+  return members.map((member) => ({ required: [member], properties: { [member]: { type: 'object' } } }));
+}
+
+/**
+ * Module fields as an update takes them: the handler refuses `null` there (a module is removed with
+ * its DELETE), so the document says so; creates take the same fields with `null` meaning "unset".
+ */
+export function modulesInUpdate<T extends Record<string, z.ZodType>>(fields: T): T {
+  return Object.fromEntries(
+    Object.entries(fields).map(([name, field]) => [
+      name,
+      field.meta({ not: { type: 'null' }, description: `${name}: replaces the module; null is refused` }),
+    ]),
+  ) as T;
+}
+
+/** JSON Schema's `if`/`then`, for the document's statement of a conditional rule zod refines. */
+export function ifThen(condition: Record<string, unknown>, consequence: Record<string, unknown>) {
+  // biome-ignore lint/suspicious/noThenProperty: `then` is the JSON Schema keyword, never awaited
+  return { if: condition, then: consequence };
 }
 
 /** Body of agent commands and other endpoints that take an empty object. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ref } from './common.js';
+import { ifThen, ref } from './common.js';
 
 /**
  * Modules shared by TLS, HTTPS and TCP edges and HTTPS routes: backend, ip_restriction,
@@ -61,7 +61,13 @@ export const tlsTerminationModuleInput = z
         message: "must be null when terminate_at is 'upstream'",
       });
     }
-  });
+  })
+  .meta(
+    ifThen(
+      { properties: { terminate_at: { const: 'upstream' } }, required: ['terminate_at'] },
+      { properties: { min_version: { type: 'null' } } },
+    ),
+  );
 
 /**
  * HTTPS edges always terminate at the edge (routing needs the HTTP request), so only the version is

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describedInputFields, describedResourceFields, listOf } from './common.js';
+import { describedInputFields, describedResourceFields, exactlyOneOf, listOf } from './common.js';
 
 /**
  * Event destinations: where and how account events are sent.
@@ -44,7 +44,8 @@ export const awsAuthInput = z
   .superRefine((auth, ctx) => {
     const set = [auth.role, auth.creds].filter((member) => member != null).length;
     if (set !== 1) ctx.addIssue({ code: 'custom', message: 'exactly one of role or creds must be set' });
-  });
+  })
+  .meta({ oneOf: exactlyOneOf(['role', 'creds']) });
 
 const kinesisInput = z.strictObject({
   auth: awsAuthInput,
@@ -95,7 +96,7 @@ export const eventTargetInput = z
         's3 targets are not supported; set one of kinesis, firehose, cloudwatch_logs, datadog',
       )
       .optional()
-      .meta({ description: 'not supported: any value is refused' }),
+      .meta({ description: 'not supported: any value is refused', not: {} }),
   })
   .superRefine((target, ctx) => {
     const set = targetKinds.filter((kind) => target[kind] != null).length;
@@ -105,13 +106,15 @@ export const eventTargetInput = z
         message: `exactly one of ${targetKinds.join(', ')} must be set`,
       });
     }
-  });
+  })
+  .meta({ oneOf: exactlyOneOf(targetKinds) });
 export type EventTargetInput = z.output<typeof eventTargetInput>;
 
 /** Case-insensitively `json`, the only format the spec allows; kept as spelled. */
 export const eventFormat = z
   .string()
-  .refine((value) => value.toLowerCase() === 'json', "must be 'json', the only supported format");
+  .refine((value) => value.toLowerCase() === 'json', "must be 'json', the only supported format")
+  .meta({ pattern: '^[Jj][Ss][Oo][Nn]$' });
 
 // Read forms: every member present, unused ones null, secrets always null.
 const secretNull = z.null().meta({ description: 'write-only secret: always null in responses' });

@@ -7,13 +7,11 @@ import { describedInputFieldsChars, describedResourceFields, listOf, ref, resour
  */
 
 /** `<resource>_<action>.v<N>`, e.g. `ip_policy_created.v0`. */
+const EVENT_TYPE = /^[a-z][a-z0-9]*(_[a-z0-9]+)+\.v\d+$/;
 export const eventType = z
   .string()
   .max(255, 'must be at most 255 characters')
-  .regex(
-    /^[a-z][a-z0-9]*(_[a-z0-9]+)+\.v\d+$/,
-    'must have the form <resource>_<action>.v<N>, e.g. ip_policy_created.v0',
-  );
+  .regex(EVENT_TYPE, 'must have the form <resource>_<action>.v<N>, e.g. ip_policy_created.v0');
 
 /** Flags the second and later occurrences of a value, naming both positions. */
 function noDuplicates<T>(label: (item: T) => string, pathOf: (index: number) => PropertyKey[]) {
@@ -85,4 +83,8 @@ export type EventSubscriptionList = z.infer<typeof eventSubscriptionList>;
 export const eventSourceList = listOf('sources', eventSource);
 export type EventSourceList = z.infer<typeof eventSourceList>;
 
-export const eventSourceParams = z.strictObject({ id: z.string().min(1), type: z.string().min(1) });
+export const eventSourceParams = z.strictObject({
+  id: z.string().min(1),
+  // Validated as any string (an unknown type is a 404); documented as the event types it can name.
+  type: z.string().min(1).meta({ pattern: EVENT_TYPE.source, maxLength: 255 }),
+});

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describedInputFields, listOf, timestamp } from './common.js';
+import { describedInputFields, listOf, modulesInUpdate, timestamp } from './common.js';
 import {
   backendModule,
   backendModuleInput,
@@ -52,7 +52,10 @@ export const routeMatch = z
     `must be at most ${MAX_ROUTE_MATCH_BYTES} bytes`,
   )
   .refine((s) => !/[\s\p{Cc}]/u.test(s), 'must not contain whitespace or control characters')
-  .meta({ description: "a path starting with '/', a host, or a host plus path" });
+  .meta({
+    description: "a path starting with '/', a host, or a host plus path",
+    pattern: '^[^\\s\\x00-\\x1f\\x7f-\\x9f\\ufeff]+$',
+  });
 
 export const httpsEdgeRoute = z
   .object({
@@ -110,7 +113,7 @@ export const httpsEdgeRouteUpdate = z.strictObject({
   ...describedInputFields,
   match_type: routeMatchType.optional(),
   match: routeMatch.optional(),
-  ...routeModuleFields,
+  ...modulesInUpdate(routeModuleFields),
 });
 export type HttpsEdgeRouteUpdate = z.input<typeof httpsEdgeRouteUpdate>;
 

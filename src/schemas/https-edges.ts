@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describedInputFields, describedResourceFields, listOf } from './common.js';
+import { describedInputFields, describedResourceFields, listOf, modulesInUpdate } from './common.js';
 import {
   hostports,
   mutualTlsModule,
@@ -40,7 +40,7 @@ export type HttpsEdgeCreate = z.input<typeof httpsEdgeCreate>;
 export const httpsEdgeUpdate = z.strictObject({
   ...describedInputFields,
   hostports: hostports.optional(),
-  ...httpsEdgeModuleFields,
+  ...modulesInUpdate(httpsEdgeModuleFields),
 });
 export type HttpsEdgeUpdate = z.input<typeof httpsEdgeUpdate>;
 export const httpsEdgeList = listOf('https_edges', httpsEdge);

@@ -70,10 +70,14 @@ function addressBits(address: string, family: number): bigint {
   );
 }
 
-export const cidr = z.string().superRefine((value, ctx) => {
-  const problem = cidrProblem(value);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem });
-});
+export const cidr = z
+  .string()
+  .superRefine((value, ctx) => {
+    const problem = cidrProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  // A network address and prefix with no host bits set: more than a pattern can say.
+  .meta({ format: 'cidr' });
 
 export const ipPolicyAction = z.enum(['allow', 'deny']);
 

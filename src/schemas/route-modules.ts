@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { exactlyOneOf, ifThen } from './common.js';
 import { moduleEnabledInput as enabled, moduleEnabled as enabledRead } from './edge-modules.js';
 
 /**
@@ -99,7 +100,11 @@ function headersModuleInput(direction: 'request' | 'response') {
       add: z
         .record(z.string(), headerValue)
         .default({})
-        .meta({ description: `headers injected into ${target}: name -> value` }),
+        .meta({
+          description: `headers injected into ${target}: name -> value`,
+          maxProperties: MAX_HEADERS,
+          propertyNames: { pattern: HTTP_TOKEN.source, maxLength: 256 },
+        }),
       remove: z
         .array(headerName)
         .max(MAX_HEADERS, `must list at most ${MAX_HEADERS} headers`)
@@ -191,7 +196,13 @@ export const webhookVerificationModuleInput = z
         message: `is required for provider '${value.provider}'`,
       });
     }
-  });
+  })
+  .meta(
+    ifThen(
+      { properties: { provider: { not: { const: WEBHOOK_PROVIDER_WITHOUT_SECRET } } } },
+      { properties: { secret: { type: 'string', minLength: 1 } }, required: ['secret'] },
+    ),
+  );
 export const webhookVerificationModule = z
   .object({
     enabled: enabledRead,
@@ -298,7 +309,31 @@ function checkAppCredentials(
   }
 }
 
-const oauthProviderInput = z.strictObject(oauthProviderInputFields).superRefine(checkAppCredentials);
+/** `checkAppCredentials` for the document: scopes need client_id and client_secret, each needs the other. */
+const APP_CREDENTIAL_RULES = {
+  allOf: [
+    ifThen(
+      { properties: { scopes: { minItems: 1 } }, required: ['scopes'] },
+      {
+        properties: { client_id: { type: 'string' }, client_secret: { type: 'string' } },
+        required: ['client_id', 'client_secret'],
+      },
+    ),
+    ifThen(
+      { properties: { client_id: { type: 'string' } }, required: ['client_id'] },
+      { properties: { client_secret: { type: 'string' } }, required: ['client_secret'] },
+    ),
+    ifThen(
+      { properties: { client_secret: { type: 'string' } }, required: ['client_secret'] },
+      { properties: { client_id: { type: 'string' } }, required: ['client_id'] },
+    ),
+  ],
+};
+
+const oauthProviderInput = z
+  .strictObject(oauthProviderInputFields)
+  .superRefine(checkAppCredentials)
+  .meta(APP_CREDENTIAL_RULES);
 const oauthGithubInput = z
   .strictObject({
     ...oauthProviderInputFields,
@@ -309,7 +344,8 @@ const oauthGithubInput = z
       description: 'organization slugs; members of any listed organization may access',
     }),
   })
-  .superRefine(checkAppCredentials);
+  .superRefine(checkAppCredentials)
+  .meta(APP_CREDENTIAL_RULES);
 
 export const oauthProvidersInput = z
   .strictObject({
@@ -333,7 +369,8 @@ export const oauthProvidersInput = z
           ? `must set exactly one of ${oauthProviderNames.join(', ')}`
           : `must set exactly one identity provider; got ${set.join(', ')}`,
     });
-  });
+  })
+  .meta({ oneOf: exactlyOneOf(oauthProviderNames) });
 
 export const oauthModuleInput = z.strictObject({
   enabled,
@@ -414,7 +451,7 @@ export const idpMetadata = z
     "must be the identity provider's SAML metadata: XML with an EntityDescriptor element",
   )
   .refine((xml) => !/<!DOCTYPE/i.test(xml), 'must not contain a DOCTYPE declaration')
-  .meta({ description: 'the full XML EntityDescriptor of the identity provider' });
+  .meta({ description: 'the full XML EntityDescriptor of the identity provider', format: 'saml-metadata' });
 
 export const samlModuleInput = z.strictObject({
   ...sessionInputFields,
@@ -473,7 +510,8 @@ export const oidcModuleInput = z.strictObject({
   issuer: z
     .string()
     .max(2048, 'must be at most 2048 characters')
-    .refine(isIssuerUrl, 'must be an https URL without query or fragment (the OpenID issuer identifier)'),
+    .refine(isIssuerUrl, 'must be an https URL without query or fragment (the OpenID issuer identifier)')
+    .meta({ format: 'uri', pattern: '^https://[^?#]+$' }),
   client_id: z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters'),
   client_secret: z
     .string()
@@ -509,7 +547,8 @@ const userAgentPattern = z
         message: `is not a valid regular expression (${(error as Error).message})`,
       });
     }
-  });
+  })
+  .meta({ format: 'regex' });
 
 export const userAgentFilterModuleInput = z.strictObject({
   enabled,

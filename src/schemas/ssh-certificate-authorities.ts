@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describedInputFields, describedResourceFields, listOf } from './common.js';
+import { describedInputFields, describedResourceFields, ifThen, listOf } from './common.js';
 
 export const sshKeyTypes = ['ed25519', 'ecdsa', 'rsa'] as const;
 export const sshKeyType = z.enum(sshKeyTypes);
@@ -50,6 +50,18 @@ export const sshCertificateAuthorityCreate = z
         message: `only applies when private_key_type is rsa, not ${type}`,
       });
     }
+  })
+  .meta({
+    allOf: [
+      ifThen(
+        { not: { properties: { private_key_type: { const: 'ecdsa' } }, required: ['private_key_type'] } },
+        { properties: { elliptic_curve: false } },
+      ),
+      ifThen(
+        { not: { properties: { private_key_type: { const: 'rsa' } }, required: ['private_key_type'] } },
+        { properties: { key_size: false } },
+      ),
+    ],
   });
 export type SshCertificateAuthorityCreate = z.input<typeof sshCertificateAuthorityCreate>;
 // The key pair is fixed for the life of the CA: certificates already issued name its public key.

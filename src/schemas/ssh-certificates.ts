@@ -91,7 +91,8 @@ export const sshPrincipals = z
       .string()
       .min(1, 'must not be empty')
       .refine((s) => byteLength(s) <= MAX_NAME_BYTES, `must be at most ${MAX_NAME_BYTES} bytes`)
-      .refine((s) => !CONTROL.test(s), 'must not contain control characters'),
+      .refine((s) => !CONTROL.test(s), 'must not contain control characters')
+      .meta({ pattern: '^[^\\x00-\\x1f\\x7f]+$' }),
   )
   .max(MAX_PRINCIPALS, `must have at most ${MAX_PRINCIPALS} entries`)
   .superRefine((principals, ctx) => {
@@ -101,7 +102,8 @@ export const sshPrincipals = z
         ctx.addIssue({ code: 'custom', path: [index], message: `duplicates principals[${first}]` });
       }
     });
-  });
+  })
+  .meta({ uniqueItems: true });
 
 /** Why a `source-address` value is bad: OpenSSH wants comma-separated addresses or CIDRs, no spaces. */
 export function sourceAddressProblem(value: string): string | undefined {
@@ -118,56 +120,77 @@ export function sourceAddressProblem(value: string): string | undefined {
   return undefined;
 }
 
-export const sshCriticalOptions = z.record(z.string(), z.string()).superRefine((options, ctx) => {
-  for (const [name, value] of Object.entries(options)) {
-    const at = { code: 'custom' as const, path: [name] };
-    if (!(SSH_CRITICAL_OPTIONS as readonly string[]).includes(name)) {
-      ctx.addIssue({
-        ...at,
-        message: `is not a critical option; OpenSSH defines only ${SSH_CRITICAL_OPTIONS.join(' and ')}`,
-      });
-    } else if (value === '') {
-      ctx.addIssue({ ...at, message: 'must not be empty' });
-    } else if (byteLength(value) > MAX_OPTION_VALUE_BYTES) {
-      ctx.addIssue({ ...at, message: `must be at most ${MAX_OPTION_VALUE_BYTES} bytes` });
-    } else if (name === 'source-address') {
-      const problem = sourceAddressProblem(value);
-      if (problem) ctx.addIssue({ ...at, message: problem });
+export const sshCriticalOptions = z
+  .record(z.string(), z.string())
+  .superRefine((options, ctx) => {
+    for (const [name, value] of Object.entries(options)) {
+      const at = { code: 'custom' as const, path: [name] };
+      if (!(SSH_CRITICAL_OPTIONS as readonly string[]).includes(name)) {
+        ctx.addIssue({
+          ...at,
+          message: `is not a critical option; OpenSSH defines only ${SSH_CRITICAL_OPTIONS.join(' and ')}`,
+        });
+      } else if (value === '') {
+        ctx.addIssue({ ...at, message: 'must not be empty' });
+      } else if (byteLength(value) > MAX_OPTION_VALUE_BYTES) {
+        ctx.addIssue({ ...at, message: `must be at most ${MAX_OPTION_VALUE_BYTES} bytes` });
+      } else if (name === 'source-address') {
+        const problem = sourceAddressProblem(value);
+        if (problem) ctx.addIssue({ ...at, message: problem });
+      }
     }
-  }
-});
+  })
+  .meta({
+    propertyNames: { enum: [...SSH_CRITICAL_OPTIONS] },
+    properties: {
+      'force-command': { type: 'string', minLength: 1 },
+      'source-address': { type: 'string', format: 'edgeward-source-address' },
+    },
+  });
 
-export const sshExtensions = z.record(z.string(), z.string()).superRefine((extensions, ctx) => {
-  const names = Object.keys(extensions);
-  if (names.length > MAX_EXTENSIONS) {
-    ctx.addIssue({ code: 'custom', message: `must have at most ${MAX_EXTENSIONS} entries` });
-    return;
-  }
-  for (const [name, value] of Object.entries(extensions)) {
-    const at = { code: 'custom' as const, path: [name] };
-    const isFlag = (SSH_FLAG_EXTENSIONS as readonly string[]).includes(name);
-    // PROTOCOL.certkeys: names other than OpenSSH's own take the vendor form name@domain.
-    const isVendor = /^[\x21-\x3f\x41-\x7e]+@[\x21-\x3f\x41-\x7e]+$/.test(name);
-    if (!isFlag && !isVendor) {
-      ctx.addIssue({
-        ...at,
-        message: `is not an extension OpenSSH defines (${SSH_FLAG_EXTENSIONS.join(', ')}) nor a vendor extension of the form name@domain`,
-      });
-    } else if (isVendor && byteLength(name) > MAX_NAME_BYTES) {
-      ctx.addIssue({ ...at, message: `name must be at most ${MAX_NAME_BYTES} bytes` });
-    } else if (isFlag && value !== '') {
-      ctx.addIssue({ ...at, message: 'is a flag; its value must be the empty string' });
-    } else if (byteLength(value) > MAX_OPTION_VALUE_BYTES) {
-      ctx.addIssue({ ...at, message: `must be at most ${MAX_OPTION_VALUE_BYTES} bytes` });
+export const sshExtensions = z
+  .record(z.string(), z.string())
+  .superRefine((extensions, ctx) => {
+    const names = Object.keys(extensions);
+    if (names.length > MAX_EXTENSIONS) {
+      ctx.addIssue({ code: 'custom', message: `must have at most ${MAX_EXTENSIONS} entries` });
+      return;
     }
-  }
-});
+    for (const [name, value] of Object.entries(extensions)) {
+      const at = { code: 'custom' as const, path: [name] };
+      const isFlag = (SSH_FLAG_EXTENSIONS as readonly string[]).includes(name);
+      // PROTOCOL.certkeys: names other than OpenSSH's own take the vendor form name@domain.
+      const isVendor = /^[\x21-\x3f\x41-\x7e]+@[\x21-\x3f\x41-\x7e]+$/.test(name);
+      if (!isFlag && !isVendor) {
+        ctx.addIssue({
+          ...at,
+          message: `is not an extension OpenSSH defines (${SSH_FLAG_EXTENSIONS.join(', ')}) nor a vendor extension of the form name@domain`,
+        });
+      } else if (isVendor && byteLength(name) > MAX_NAME_BYTES) {
+        ctx.addIssue({ ...at, message: `name must be at most ${MAX_NAME_BYTES} bytes` });
+      } else if (isFlag && value !== '') {
+        ctx.addIssue({ ...at, message: 'is a flag; its value must be the empty string' });
+      } else if (byteLength(value) > MAX_OPTION_VALUE_BYTES) {
+        ctx.addIssue({ ...at, message: `must be at most ${MAX_OPTION_VALUE_BYTES} bytes` });
+      }
+    }
+  })
+  .meta({
+    maxProperties: MAX_EXTENSIONS,
+    propertyNames: {
+      pattern: `^(${SSH_FLAG_EXTENSIONS.join('|')}|[\\x21-\\x3f\\x41-\\x7e]+@[\\x21-\\x3f\\x41-\\x7e]+)$`,
+      maxLength: MAX_NAME_BYTES,
+    },
+    // OpenSSH's own extensions are flags: their value is the empty string.
+    properties: Object.fromEntries(SSH_FLAG_EXTENSIONS.map((name) => [name, { const: '' }])),
+  });
 
 const certificatePublicKey = z
   .string()
   .refine((s) => s.trim().length > 0, 'is required')
   .refine((s) => byteLength(s) <= PUBLIC_KEY_MAX_BYTES, `must be at most ${PUBLIC_KEY_MAX_BYTES} bytes`)
   .meta({
+    format: 'ssh-public-key',
     description:
       'public key to certify, as an OpenSSH authorized_keys line: ssh-ed25519, ecdsa-sha2-nistp256/384/521 or ssh-rsa of at least 2048 bits',
   });

@@ -28,6 +28,7 @@ export const sshPublicKeyText = z
     `must be at most ${PUBLIC_KEY_MAX_BYTES} bytes`,
   )
   .meta({
+    format: 'ssh-public-key',
     description:
       'SSH public key: OpenSSH single-line form (ssh-ed25519, ssh-rsa >= 2048 bits, ecdsa-sha2-nistp256/384/521) or PEM (SPKI, PKCS#1, RFC 4716)',
   });

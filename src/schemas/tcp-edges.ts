@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describedInputFields, describedResourceFields, listOf } from './common.js';
+import { describedInputFields, describedResourceFields, listOf, modulesInUpdate } from './common.js';
 import {
   backendModule,
   backendModuleInput,
@@ -38,7 +38,7 @@ export type TcpEdgeCreate = z.input<typeof tcpEdgeCreate>;
 export const tcpEdgeUpdate = z.strictObject({
   ...describedInputFields,
   hostports: tcpHostports.optional(),
-  ...tcpEdgeModuleFields,
+  ...modulesInUpdate(tcpEdgeModuleFields),
 });
 export type TcpEdgeUpdate = z.input<typeof tcpEdgeUpdate>;
 export const tcpEdgeList = listOf('tcp_edges', tcpEdge);

@@ -46,12 +46,14 @@ export type TlsCertificate = z.infer<typeof tlsCertificate>;
 
 export const tlsCertificateCreate = z.strictObject({
   ...describedInputFields,
-  certificate_pem: z
-    .string()
-    .meta({ description: 'PEM-encoded certificates, leaf first, each issued by the next' }),
-  private_key_pem: z
-    .string()
-    .meta({ description: "the leaf's unencrypted private key (PEM: PKCS#8, PKCS#1 or SEC 1); write-only" }),
+  certificate_pem: z.string().meta({
+    description: 'PEM-encoded certificates, leaf first, each issued by the next',
+    format: 'x509-chain-pem',
+  }),
+  private_key_pem: z.string().meta({
+    description: "the leaf's unencrypted private key (PEM: PKCS#8, PKCS#1 or SEC 1); write-only",
+    format: 'private-key-pem',
+  }),
 });
 export type TlsCertificateCreate = z.input<typeof tlsCertificateCreate>;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { describedInputFields, describedResourceFields, listOf } from './common.js';
+import { describedInputFields, describedResourceFields, listOf, modulesInUpdate } from './common.js';
 import {
   backendModule,
   backendModuleInput,
@@ -46,7 +46,7 @@ export type TlsEdgeCreate = z.input<typeof tlsEdgeCreate>;
 export const tlsEdgeUpdate = z.strictObject({
   ...describedInputFields,
   hostports: hostports.optional(),
-  ...tlsEdgeModuleFields,
+  ...modulesInUpdate(tlsEdgeModuleFields),
 });
 export type TlsEdgeUpdate = z.input<typeof tlsEdgeUpdate>;
 export const tlsEdgeList = listOf('tls_edges', tlsEdge);

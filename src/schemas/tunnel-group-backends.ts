@@ -36,7 +36,12 @@ export const tunnelGroupLabels = z
       }
     }
   })
-  .meta({ description: 'label name -> value that tunnel sessions must carry to belong to the group' });
+  .meta({
+    description: 'label name -> value that tunnel sessions must carry to belong to the group',
+    minProperties: 1,
+    maxProperties: TUNNEL_GROUP_MAX_LABELS,
+    propertyNames: { pattern: TUNNEL_GROUP_LABEL_NAME.source },
+  });
 export type TunnelGroupLabels = z.infer<typeof tunnelGroupLabels>;
 
 export const tunnelGroupBackend = z

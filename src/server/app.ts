@@ -7,7 +7,7 @@ import type { RequestContext, ServerSettings } from './http/context.js';
 import type { AnyRouteDefinition } from './http/route.js';
 import { rfc3339 } from './http/time.js';
 import { authPlugin } from './plugins/auth.js';
-import { errorsPlugin } from './plugins/errors.js';
+import { errorsPlugin, sendFrameworkError } from './plugins/errors.js';
 import { idempotencyJanitor } from './plugins/idempotency-janitor.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
 import { methodNotAllowedPlugin } from './plugins/method-not-allowed.js';
@@ -62,6 +62,9 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: () => newId('op'),
     requestIdHeader: false,
+    frameworkErrors: sendFrameworkError,
+    // An event type in a path may have 255 characters (ids have far fewer).
+    routerOptions: { maxParamLength: 256 },
     ...(options.https ? { https: options.https } : {}),
   }) as unknown as FastifyInstance;
 

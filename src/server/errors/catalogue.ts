@@ -20,6 +20,7 @@ export const errorCatalogue = {
   ERR_EDGEWARD_501: { status: 409, title: 'Resource already exists' },
   ERR_EDGEWARD_502: { status: 409, title: 'Resource is still in use' },
   ERR_EDGEWARD_600: { status: 413, title: 'Request body too large' },
+  ERR_EDGEWARD_601: { status: 414, title: 'A path segment is too long' },
   ERR_EDGEWARD_700: { status: 429, title: 'Rate limited' },
   ERR_EDGEWARD_800: { status: 500, title: 'Internal server error' },
   ERR_EDGEWARD_900: { status: 400, title: 'Operation not possible in the current state' },

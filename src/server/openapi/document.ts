@@ -137,6 +137,8 @@ function createLinks(route: AnyRouteDefinition, routes: AnyRouteDefinition[]): J
   const links: Record<string, JsonSchema> = {};
   for (const target of routes) {
     if (!target.url.startsWith(itemPrefix)) continue;
+    // A module or child the create did not make may not exist yet: a GET links only to the item.
+    if (target.method === 'GET' && target.url.slice(itemPrefix.length).includes('/')) continue;
     const param = /^([A-Za-z_]+)/.exec(target.url.slice(itemPrefix.length))?.[1];
     if (!param) continue;
     // The created item's own key is in the response (`id`, or `type` for an event source); any
@@ -201,6 +203,8 @@ export function buildOpenApiDocument(routes: AnyRouteDefinition[], version: stri
   const components = new SchemaComponents();
   // `errorBody` has the meta id `Error`: converting it registers the component and returns its $ref.
   const errorSchema = components.convert(errorBody, 'output');
+  // One named type for the version header, not one per operation in generated clients.
+  components.schemas.SvcVersion = { type: 'string', enum: ['2'], description: 'API version' };
   const paths: Record<string, Record<string, JsonSchema>> = {};
   const tags = new Set<string>();
   for (const route of routes) {
@@ -248,7 +252,7 @@ export function buildOpenApiDocument(routes: AnyRouteDefinition[], version: stri
           in: 'header',
           required: true,
           description: 'API version; the only one is 2',
-          schema: { type: 'string', enum: ['2'] },
+          schema: { $ref: `${SCHEMA_REF}SvcVersion` },
         },
         IdempotencyKey: {
           name: 'Idempotency-Key',

@@ -5,7 +5,7 @@ import { ApiError } from '../errors/api-error.js';
 import { type ErrorCode, errorCatalogue } from '../errors/catalogue.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 
-function sendError(request: FastifyRequest, reply: FastifyReply, code: ErrorCode, msg: string) {
+export function sendError(request: FastifyRequest, reply: FastifyReply, code: ErrorCode, msg: string) {
   const status = errorCatalogue[code].status;
   const body: ErrorBody = {
     error_code: code,
@@ -13,6 +13,8 @@ function sendError(request: FastifyRequest, reply: FastifyReply, code: ErrorCode
     msg,
     details: { operation_id: request.id },
   };
+  // Also set by the onRequest hook; errors the router raises arrive before any hook ran.
+  reply.header('Svc-Operation-Id', request.id);
   return reply.code(status).type('application/json').send(body);
 }
 
@@ -35,6 +37,17 @@ function fromFastify(error: FastifyError): { code: ErrorCode; msg: string } | un
     return { code: 'ERR_EDGEWARD_100', msg: error.message };
   }
   return undefined;
+}
+
+/**
+ * Errors the router raises before any route or hook runs (Fastify's `frameworkErrors`): a URL that
+ * does not decode, a path segment longer than an id could ever be.
+ */
+export function sendFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    return sendError(request, reply, 'ERR_EDGEWARD_601', 'path: a path segment is too long');
+  }
+  return sendError(request, reply, 'ERR_EDGEWARD_100', 'path: the URL is malformed');
 }
 
 /** Every failure leaves as `{error_code, status_code, msg, details: {operation_id}}`. */

@@ -6,7 +6,7 @@ import {
   eventSourceList,
   eventSourceParams,
 } from '../../schemas/event-subscriptions.js';
-import { ApiError, badRequest, conflict } from '../errors/api-error.js';
+import { ApiError, conflict } from '../errors/api-error.js';
 import type { RouteEvent } from '../events/outbox.js';
 import type { RequestContext } from '../http/context.js';
 import { listResponse } from '../http/list-response.js';
@@ -47,7 +47,11 @@ function sourcePage(
   if (beforeId !== undefined) {
     const index = all.indexOf(beforeId);
     if (index < 0) {
-      throw badRequest(`before_id: event subscription ${row.id} has no source of type '${beforeId}'`);
+      // Like a referenced id that does not exist: the request is well formed, the source is not there.
+      throw new ApiError(
+        'ERR_EDGEWARD_103',
+        `before_id: event subscription ${row.id} has no source of type '${beforeId}'`,
+      );
     }
     start = index + 1;
   }
