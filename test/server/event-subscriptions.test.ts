@@ -378,7 +378,9 @@ describe('event sources under /event_subscriptions/{id}/sources', () => {
     ]) {
       const response = await t.api('GET', `${base}?${query}`);
       expect(response.status, query).toBe(400);
-      expect(response.body).toMatchObject({ error_code: 'ERR_EDGEWARD_100', msg: message });
+      // A source that is not there is a reference to nothing (103), not a malformed query (100).
+      const code = query?.startsWith('before_id') ? 'ERR_EDGEWARD_103' : 'ERR_EDGEWARD_100';
+      expect(response.body).toMatchObject({ error_code: code, msg: message });
     }
   });
 

@@ -1,0 +1,150 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OpenSshWorkspace } from '../support/openssh.js';
+import { OpensslWorkspace } from '../support/openssl.js';
+import { ADMIN_KEY, startTestServer, type TestServer } from '../support/server.js';
+
+/**
+ * Schemathesis, a fuzzer we did not write, against the live server, driven by the document the
+ * server serves: every check (`--checks all`), every phase (examples, coverage, fuzzing and the
+ * stateful phase that follows the document's links), bounded by `--max-examples`. The SQLite run is
+ * in the `api` project, the PostgreSQL run in the `postgres` project. `.ci/run` installs it (pip).
+ *
+ * Locally: `pip install -r test/fuzz/requirements.txt` and `npx vitest run test/server/schemathesis.test.ts`
+ * (`EDGEWARD_FUZZ_EXAMPLES=50` for a longer run).
+ */
+const HOOKS = new URL('../fuzz/hooks.py', import.meta.url).pathname;
+const CONFIG = new URL('../fuzz/schemathesis.toml', import.meta.url).pathname;
+const MAX_EXAMPLES = process.env.EDGEWARD_FUZZ_EXAMPLES ?? '8';
+
+function schemathesisVersion(): string | undefined {
+  try {
+    return execFileSync('schemathesis', ['--version'], { encoding: 'utf8' }).trim();
+  } catch {
+    return undefined;
+  }
+}
+const version = schemathesisVersion();
+
+let t: TestServer;
+let fixtures: string;
+beforeAll(async () => {
+  if (!version) return;
+  t = await startTestServer({ rateLimitPerMinute: 0 });
+  fixtures = writeFixtures();
+});
+afterAll(async () => {
+  await t?.stop();
+  if (fixtures) rmSync(fixtures, { recursive: true, force: true });
+});
+
+/** Real certificates, keys and SAML metadata for the fields whose `format` the hooks generate. */
+function writeFixtures(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'edgeward-fuzz-'));
+  const ssl = new OpensslWorkspace();
+  const ssh = new OpenSshWorkspace();
+  try {
+    const ca = ssl.certificate({
+      subject: '/CN=edgeward fuzz CA',
+      key: ssl.key('ec'),
+      extensions: ['basicConstraints = critical,CA:TRUE', 'keyUsage = critical,keyCertSign,cRLSign'],
+    });
+    const leaf = ssl.certificate({
+      subject: '/CN=fuzz.example.com',
+      key: ssl.key('ec'),
+      issuer: ca,
+      extensions: ['basicConstraints = CA:FALSE', 'subjectAltName = DNS:fuzz.example.com'],
+    });
+    writeFileSync(join(dir, 'ca.pem'), ca.pem);
+    writeFileSync(join(dir, 'leaf.pem'), leaf.pem + ca.pem);
+    writeFileSync(join(dir, 'leaf.key'), leaf.key.pem);
+    // SSH credentials are unique per key: several keys let creates succeed more than once.
+    for (let i = 0; i < 6; i++) {
+      writeFileSync(join(dir, `ssh-${i}.pub`), ssh.keygen('ed25519').line);
+    }
+    writeFileSync(
+      join(dir, 'idp-metadata.xml'),
+      `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://idp.example.com/metadata">
+  <md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
+    <md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://idp.example.com/sso"/>
+  </md:IDPSSODescriptor>
+</md:EntityDescriptor>`,
+    );
+    return dir;
+  } finally {
+    ssl.cleanup();
+    ssh.remove();
+  }
+}
+
+interface RunReport {
+  output: string;
+  exitCode: number;
+}
+
+/** Runs schemathesis as a child process; the server answers from this process meanwhile. */
+async function runSchemathesis(): Promise<RunReport> {
+  const result = await promisify(execFile)(
+    'schemathesis',
+    [
+      '--config-file',
+      CONFIG,
+      'run',
+      `${t.baseUrl}/openapi.json`,
+      '--checks',
+      'all',
+      // Replaced by the hooks' variant, which also accepts a 400 for a referenced id that does not exist.
+      '--exclude-checks',
+      'positive_data_acceptance',
+      '--max-examples',
+      MAX_EXAMPLES,
+      '--seed',
+      '20261125',
+      '--workers',
+      '2',
+      // No example database kept between runs: a run is its seed's cases, reproducible.
+      '--generation-database',
+      'none',
+      '--no-color',
+      '-H',
+      `Authorization: Bearer ${ADMIN_KEY}`,
+      '-H',
+      'Svc-Version: 2',
+    ],
+    {
+      env: { ...process.env, SCHEMATHESIS_HOOKS: HOOKS, EDGEWARD_FUZZ_FIXTURES: fixtures },
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: 480_000,
+    },
+  ).then(
+    ({ stdout, stderr }) => ({ output: stdout + stderr, exitCode: 0 }),
+    (error: { stdout?: string; stderr?: string; code?: number }) => ({
+      output: `${error.stdout ?? ''}${error.stderr ?? ''}`,
+      exitCode: typeof error.code === 'number' ? error.code : -1,
+    }),
+  );
+  return result;
+}
+
+describe.skipIf(!version)(
+  `schemathesis (${version ?? 'not installed: pip install -r test/fuzz/requirements.txt'})`,
+  () => {
+    it('finds no failure and no 5xx in any phase, stateful included', { timeout: 540_000 }, async () => {
+      const { output, exitCode } = await runSchemathesis();
+      const summary = output.slice(output.lastIndexOf('SUMMARY'));
+      // Printed so a CI log carries the figures: cases generated, phases, run time.
+      console.log(summary);
+      expect(summary, output.slice(-20_000)).toMatch(/No issues found|passed/);
+      expect(exitCode, output.slice(-20_000)).toBe(0);
+      // Every operation was exercised, and the stateful phase ran (it follows the document's links).
+      const [, selected, total] = /Selected: (\d+)\/(\d+)/.exec(summary) ?? [];
+      expect(selected).toBe(total);
+      expect(summary).toMatch(new RegExp(`Tested: ${total}\\b`));
+      expect(summary).toMatch(/✅ Stateful/);
+    });
+  },
+);
