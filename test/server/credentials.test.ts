@@ -237,12 +237,17 @@ describe('tunnel credentials', () => {
     for (const [field, value] of [
       ['owner_id', existing.owner_id],
       ['token', 'ewt_new'],
-      ['id', 'cr_other'],
     ] as const) {
       const patch = await t.api('PATCH', `/credentials/${existing.id}`, { [field]: value });
       expect(patch.status, field).toBe(400);
       expect(patch.body.msg).toBe(`${field}: unknown field`);
     }
+    // The path's id may be repeated in the body; another id is refused by name.
+    const otherId = await t.api('PATCH', `/credentials/${existing.id}`, { id: 'cr_other' });
+    expect(otherId.status).toBe(400);
+    expect(otherId.body.msg).toBe('id: must be the same as the id in the path');
+    const sameId = await t.api('PATCH', `/credentials/${existing.id}`, { id: existing.id });
+    expect(sameId.status).toBe(200);
     const patchMetadata = await t.api('PATCH', `/credentials/${existing.id}`, { metadata: 'x'.repeat(4097) });
     expect(patchMetadata.status).toBe(400);
     expect(patchMetadata.body.msg).toBe('metadata: must be at most 4096 bytes');
