@@ -1,13 +1,18 @@
+import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { renderAllCrdsYaml } from '../operator/crds/generate.js';
+import { buildAllCrds, renderAllCrdsYaml } from '../operator/crds/generate.js';
 import { writeCrdFolder } from '../operator/crds/write.js';
+import { KIND_DEFINITIONS, OPERATOR_KINDS } from '../operator/kinds.js';
+import { rbacFiles } from '../operator/rbac.js';
 
-const USAGE = `usage: edgeward crds [--write [--dir <folder>]]
+const USAGE = `usage: edgeward crds [--write [--dir <folder>]] [--write-rbac]
 
 Prints every edgeward CustomResourceDefinition as one multi-document YAML stream
 (kubectl apply -f - takes it). With --write, rewrites the folder instead (default ./crds):
 one <plural>.edgeward.dev.yaml per CRD and a Kustomization file listing them.
+With --write-rbac (in a checkout of the repository), rewrites the operator's RBAC rules generated
+from the same kinds: config/rbac/role.yaml and charts/edgeward/templates/_operator-rules.tpl.
 `;
 
 export async function crdsCommand(argv: string[]): Promise<number> {
@@ -16,6 +21,7 @@ export async function crdsCommand(argv: string[]): Promise<number> {
     options: {
       write: { type: 'boolean' },
       dir: { type: 'string' },
+      'write-rbac': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -28,12 +34,17 @@ export async function crdsCommand(argv: string[]): Promise<number> {
     process.stderr.write(`edgeward crds: --dir only applies with --write\n${USAGE}`);
     return 2;
   }
+  if (values['write-rbac']) {
+    for (const [path, text] of rbacFiles(OPERATOR_KINDS)) await writeFile(resolve(path), text);
+    process.stderr.write('crds: wrote the operator RBAC rules (config/rbac, the chart)\n');
+    if (!values.write) return 0;
+  }
   if (!values.write) {
-    process.stdout.write(renderAllCrdsYaml());
+    process.stdout.write(renderAllCrdsYaml(buildAllCrds(KIND_DEFINITIONS)));
     return 0;
   }
   const dir = resolve(values.dir ?? 'crds');
-  const written = await writeCrdFolder(dir);
+  const written = await writeCrdFolder(dir, buildAllCrds(KIND_DEFINITIONS));
   process.stderr.write(`crds: wrote ${written.length} files to ${dir}\n`);
   return 0;
 }

@@ -1,7 +1,6 @@
 import { stringify } from 'yaml';
 import { API_GROUP, API_VERSION, CATEGORY } from './common.js';
 import type { KindDefinition, PrinterColumn } from './kind.js';
-import { ALL_KINDS } from './kinds/index.js';
 import { type JsonSchemaProps, ordered, toOpenApiSchema } from './to-openapi.js';
 
 /**
@@ -111,7 +110,7 @@ export function buildCrd(kind: KindDefinition): CustomResourceDefinition {
   };
 }
 
-export function buildAllCrds(kinds: readonly KindDefinition[] = ALL_KINDS): CustomResourceDefinition[] {
+export function buildAllCrds(kinds: readonly KindDefinition[]): CustomResourceDefinition[] {
   return kinds.map(buildCrd);
 }
 
@@ -127,12 +126,12 @@ export function crdFileName(crd: CustomResourceDefinition): string {
 }
 
 /** Every CRD as one multi-document YAML stream: what `edgeward crds` prints. */
-export function renderAllCrdsYaml(crds: CustomResourceDefinition[] = buildAllCrds()): string {
+export function renderAllCrdsYaml(crds: CustomResourceDefinition[]): string {
   return HEADER + crds.map((crd) => `---\n${renderCrdYaml(crd)}`).join('');
 }
 
 /** The files of the `crds/` folder: one per CRD and a kustomization listing them. */
-export function crdFiles(crds: CustomResourceDefinition[] = buildAllCrds()): Map<string, string> {
+export function crdFiles(crds: CustomResourceDefinition[]): Map<string, string> {
   const files = new Map<string, string>();
   for (const crd of crds) files.set(crdFileName(crd), HEADER + renderCrdYaml(crd));
   const kustomization = {

@@ -1,14 +1,14 @@
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { API_GROUP } from './common.js';
-import { crdFiles } from './generate.js';
+import { type CustomResourceDefinition, crdFiles } from './generate.js';
 
 /**
  * Rewrites a `crds/` folder: every generated file, and no CRD file the generator no longer makes
  * (a renamed or removed kind must not linger in the kustomization's folder). Returns the file names.
  */
-export async function writeCrdFolder(dir: string): Promise<string[]> {
-  const files = crdFiles();
+export async function writeCrdFolder(dir: string, crds: CustomResourceDefinition[]): Promise<string[]> {
+  const files = crdFiles(crds);
   await mkdir(dir, { recursive: true });
   const suffix = `.${API_GROUP}.yaml`;
   for (const existing of await readdir(dir)) {

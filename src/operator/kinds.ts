@@ -1,0 +1,80 @@
+import type { EdgewardClient } from '../client/index.js';
+import { registerAgentIngress } from './controllers/agent-ingress/register.js';
+import { registerBotUser } from './controllers/bot-user/register.js';
+import { registerCertificateAuthority } from './controllers/certificate-authority/register.js';
+import { registerEventDestination } from './controllers/event-destination/register.js';
+import { registerEventSubscription } from './controllers/event-subscription/register.js';
+import { registerHttpsEdge } from './controllers/https-edge/register.js';
+import { registerHttpsEdgeRoute } from './controllers/https-edge-route/register.js';
+import { registerIpPolicy } from './controllers/ip-policy/register.js';
+import { registerReservedAddress } from './controllers/reserved-address/register.js';
+import { registerSshCertificateAuthority } from './controllers/ssh-certificate-authority/register.js';
+import { registerSshCredential } from './controllers/ssh-credential/register.js';
+import { registerSshHostCertificate } from './controllers/ssh-host-certificate/register.js';
+import { registerSshUserCertificate } from './controllers/ssh-user-certificate/register.js';
+import { registerTcpEdge } from './controllers/tcp-edge/register.js';
+import { registerTlsCertificate } from './controllers/tls-certificate/register.js';
+import { registerTlsEdge } from './controllers/tls-edge/register.js';
+import { registerTunnelCredential } from './controllers/tunnel-credential/register.js';
+import type { KindDefinition } from './crds/kind.js';
+import {
+  agentIngressKind,
+  botUserKind,
+  certificateAuthorityKind,
+  eventDestinationKind,
+  eventSubscriptionKind,
+  httpsEdgeKind,
+  httpsEdgeRouteKind,
+  ipPolicyKind,
+  reservedAddressKind,
+  sshCertificateAuthorityKind,
+  sshCredentialKind,
+  sshHostCertificateKind,
+  sshUserCertificateKind,
+  tcpEdgeKind,
+  tlsCertificateKind,
+  tlsEdgeKind,
+  tunnelCredentialKind,
+} from './crds/kinds/index.js';
+import type { Manager } from './runtime/manager.js';
+
+/** One kind of the operator: its CRD, its controller, and what its controller needs from RBAC. */
+export interface OperatorKind {
+  /** The CRD's schema, names and printer columns (`crds/kinds/<kind>.ts`). */
+  definition: KindDefinition;
+  /** Registers the kind's controller (`controllers/<kind>/register.ts`) with the manager. */
+  register(manager: Manager, api: EdgewardClient): unknown;
+  /**
+   * Writes Secrets it owns (a token, a certificate): the owner reference's blockOwnerDeletion needs
+   * `update` on the kind's `finalizers` subresource where OwnerReferencesPermissionEnforcement runs.
+   */
+  ownsSecrets?: boolean;
+}
+
+/**
+ * Every kind, in the order DESIGN.md lists them: the one table a new kind is added to. The
+ * operator's wiring, the CRDs (`npm run crds`) and the RBAC rules of `config/rbac/role.yaml` and
+ * the Helm chart are generated from it; a test fails when a generated file is stale.
+ */
+export const OPERATOR_KINDS: readonly OperatorKind[] = [
+  { definition: agentIngressKind, register: registerAgentIngress },
+  { definition: sshCertificateAuthorityKind, register: registerSshCertificateAuthority },
+  { definition: sshHostCertificateKind, register: registerSshHostCertificate, ownsSecrets: true },
+  { definition: sshUserCertificateKind, register: registerSshUserCertificate, ownsSecrets: true },
+  { definition: sshCredentialKind, register: registerSshCredential },
+  { definition: tunnelCredentialKind, register: registerTunnelCredential, ownsSecrets: true },
+  { definition: tlsEdgeKind, register: registerTlsEdge },
+  { definition: httpsEdgeKind, register: registerHttpsEdge },
+  { definition: httpsEdgeRouteKind, register: registerHttpsEdgeRoute },
+  { definition: tcpEdgeKind, register: registerTcpEdge },
+  { definition: ipPolicyKind, register: registerIpPolicy },
+  { definition: reservedAddressKind, register: registerReservedAddress },
+  { definition: botUserKind, register: registerBotUser },
+  { definition: certificateAuthorityKind, register: registerCertificateAuthority },
+  { definition: tlsCertificateKind, register: registerTlsCertificate },
+  { definition: eventSubscriptionKind, register: registerEventSubscription },
+  { definition: eventDestinationKind, register: registerEventDestination },
+];
+
+/** The CRD definitions of every kind, for the generator. */
+export const KIND_DEFINITIONS: readonly KindDefinition[] = OPERATOR_KINDS.map((kind) => kind.definition);
