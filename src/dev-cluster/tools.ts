@@ -18,7 +18,7 @@ import { ALL_TOOLS, TOOL_VERSIONS, type ToolName } from './tool-versions.js';
 export type ToolPaths = Record<ToolName, string>;
 export type Log = (line: string) => void;
 
-const WRAPPERS = fileURLToPath(new URL('../../test/k8s-tools/', import.meta.url));
+const WRAPPERS = fileURLToPath(new URL('../../src/dev-cluster/go-modules/', import.meta.url));
 const KUBERNETES_WRAPPER = join(WRAPPERS, 'kubernetes', 'go.mod');
 
 /** Where built binaries live: outside the repo, reused across runs and clones. */
@@ -162,7 +162,7 @@ async function buildKubernetes(outDir: string, log: Log): Promise<void> {
   const wrapperVersion = wrapperKubernetesVersion(readFileSync(KUBERNETES_WRAPPER, 'utf8'));
   if (wrapperVersion !== TOOL_VERSIONS.kubernetes) {
     throw new Error(
-      `test/k8s-tools/kubernetes/go.mod requires ${wrapperVersion}, not ${TOOL_VERSIONS.kubernetes}: run npm run tools -- --regenerate`,
+      `src/dev-cluster/go-modules/kubernetes/go.mod requires ${wrapperVersion}, not ${TOOL_VERSIONS.kubernetes}: run npm run tools -- --regenerate`,
     );
   }
   const version = TOOL_VERSIONS.kubernetes;
@@ -211,7 +211,7 @@ async function buildHelm(outDir: string, log: Log): Promise<void> {
   });
 }
 
-/** Rewrites test/k8s-tools/kubernetes/go.mod from the go.mod of the release in TOOL_VERSIONS. */
+/** Rewrites src/dev-cluster/go-modules/kubernetes/go.mod from the go.mod of the release in TOOL_VERSIONS. */
 export async function regenerateKubernetesWrapper(log: Log): Promise<void> {
   requireGo();
   const version = TOOL_VERSIONS.kubernetes;

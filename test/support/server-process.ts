@@ -12,12 +12,16 @@ export interface ServerProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Runs `edgeward server` as a separate OS process (through tsx, so no build is needed). */
+/** How to start the CLI: through tsx from the sources (no build needed), or an installed `dist/cli.js`. */
+const FROM_SOURCES = ['--import', 'tsx', CLI];
+
+/** Runs `edgeward server` as a separate OS process. */
 export async function spawnServer(
   args: string[],
   env: Record<string, string | undefined> = {},
+  cli: string[] = FROM_SOURCES,
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'server', '--port', '0', ...args], {
+  const child = spawn(process.execPath, [...cli, 'server', '--port', '0', ...args], {
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
