@@ -52,7 +52,7 @@ export interface OperatorKind {
 }
 
 /**
- * Every kind, in the order DESIGN.md lists them: the one table a new kind is added to. The
+ * Every kind, agent-facing kinds first and event kinds last: the one table a new kind is added to. The
  * operator's wiring, the CRDs (`npm run crds`) and the RBAC rules of `config/rbac/role.yaml` and
  * the Helm chart are generated from it; a test fails when a generated file is stale.
  */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 const byteLength = (s: string) => Buffer.byteLength(s, 'utf8');
 
-/** `description`: max 255 bytes (UTF-8), per the spec's Limits. */
+/** `description`: max 255 bytes (UTF-8), per the Limits of the spec (src/schemas/SPEC.md). */
 export const description = z
   .string()
   .refine((s) => byteLength(s) <= 255, 'must be at most 255 bytes')

@@ -8,7 +8,7 @@ import type { JsonSchemaProps } from './to-openapi.js';
 
 const CRDS_DIR = join(import.meta.dirname, '../../../crds');
 
-/** The 17 kinds of DESIGN.md, "The operator: conventions". */
+/** The 17 kinds the operator serves (API group edgeward.dev, v1alpha1). */
 const DESIGN_KINDS = [
   'AgentIngress',
   'SSHCertificateAuthority',
