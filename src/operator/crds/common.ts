@@ -10,7 +10,6 @@ import { z } from 'zod';
  */
 export const API_GROUP = 'edgeward.dev';
 export const API_VERSION = 'v1alpha1';
-export const API_GROUP_VERSION = `${API_GROUP}/${API_VERSION}`;
 export const CATEGORY = 'edgeward';
 
 /** Kubernetes object names (RFC 1123 subdomain), e.g. of a Secret or another edgeward resource. */

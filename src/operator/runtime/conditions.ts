@@ -77,8 +77,3 @@ export function getCondition(
 export function isConditionTrue(conditions: readonly Condition[] | undefined, type: string): boolean {
   return getCondition(conditions, type)?.status === 'True';
 }
-
-/** Removes a condition type (e.g. one a newer version no longer reports). */
-export function removeCondition(conditions: readonly Condition[] | undefined, type: string): Condition[] {
-  return (conditions ?? []).filter((condition) => condition.type !== type);
-}

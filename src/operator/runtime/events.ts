@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { isNotFound } from './api-errors.js';
 import { isCamelCaseReason } from './conditions.js';
 import { EVENT } from './kinds.js';
 import type { KubeApi } from './kube-api.js';
+import { isKubeNotFound } from './kube-errors.js';
 import { type Logger, silentLogger } from './logger.js';
 import { redactText } from './redaction.js';
 import { ResourceClient } from './resource-client.js';
@@ -46,6 +46,12 @@ export interface EventRecorderOptions {
 
 const MAX_MESSAGE = 1024;
 
+/** What controllers report Events through; `EventRecorder` writes them to the cluster. */
+export interface EventReporter {
+  normal(object: KubernetesObject, reason: string, message: string): Promise<void>;
+  warning(object: KubernetesObject, reason: string, message: string): Promise<void>;
+}
+
 /**
  * Kubernetes Events (core/v1) about our objects, as `kubectl describe` shows them. Identical
  * events (same object uid, type, reason and message) are aggregated: the first is created, the
@@ -53,7 +59,7 @@ const MAX_MESSAGE = 1024;
  * makes one Event, not hundreds. Messages go through `redactText` and are bounded; a reason must
  * be CamelCase. Recording never throws: an Event is not worth failing a reconcile for.
  */
-export class EventRecorder {
+export class EventRecorder implements EventReporter {
   readonly #client: ResourceClient<CoreEvent>;
   readonly #component: string;
   readonly #instance: string;
@@ -121,7 +127,7 @@ export class EventRecorder {
         return;
       } catch (error) {
         // Events expire (1 h by default); a gone one is simply created anew.
-        if (!isNotFound(error)) throw error;
+        if (!isKubeNotFound(error)) throw error;
         this.#seen.delete(key);
       }
     }

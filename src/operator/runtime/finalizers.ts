@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { isConflict, isNotFound, statusCodeOf } from './api-errors.js';
-import type { JsonPatchOperation, ResourceClient } from './resource-client.js';
+import { isConflict, isKubeNotFound, statusCodeOf } from './kube-errors.js';
+import type { JsonPatchOperation, KubeResources } from './resource-client.js';
 
 export const FINALIZER = 'edgeward.dev/finalizer';
 
@@ -21,7 +21,7 @@ const MAX_ATTEMPTS = 5;
  * (already there) makes no request. Returns the object as stored.
  */
 export async function addFinalizer<T extends KubernetesObject>(
-  client: ResourceClient<T>,
+  client: KubeResources<T>,
   object: T,
   finalizer: string = FINALIZER,
 ): Promise<T> {
@@ -41,7 +41,7 @@ export async function addFinalizer<T extends KubernetesObject>(
  * undefined when it is gone (removing the last finalizer of a deleted object lets it go).
  */
 export async function removeFinalizer<T extends KubernetesObject>(
-  client: ResourceClient<T>,
+  client: KubeResources<T>,
   object: T,
   finalizer: string = FINALIZER,
 ): Promise<T | undefined> {
@@ -56,7 +56,7 @@ export async function removeFinalizer<T extends KubernetesObject>(
 }
 
 async function patchFinalizers<T extends KubernetesObject>(
-  client: ResourceClient<T>,
+  client: KubeResources<T>,
   object: T,
   operations: (current: T) => JsonPatchOperation[] | undefined,
 ): Promise<T | undefined> {
@@ -74,7 +74,7 @@ async function patchFinalizers<T extends KubernetesObject>(
     try {
       return await client.patch(namespace, name, [precondition, ...ops]);
     } catch (error) {
-      if (isNotFound(error)) return undefined;
+      if (isKubeNotFound(error)) return undefined;
       const maybeStale = isConflict(error) || statusCodeOf(error) === 422;
       if (!maybeStale || attempt >= MAX_ATTEMPTS) {
         throw new Error(`patching the finalizers of ${describe(client, current)} failed`, { cause: error });
@@ -83,7 +83,7 @@ async function patchFinalizers<T extends KubernetesObject>(
       try {
         fresh = await client.get(namespace, name);
       } catch (readError) {
-        if (isNotFound(readError)) return undefined;
+        if (isKubeNotFound(readError)) return undefined;
         throw readError;
       }
       // 422 with an unchanged object is a real rejection (e.g. no new finalizers on an object
@@ -98,6 +98,6 @@ async function patchFinalizers<T extends KubernetesObject>(
   }
 }
 
-function describe<T extends KubernetesObject>(client: ResourceClient<T>, object: T): string {
+function describe<T extends KubernetesObject>(client: KubeResources<T>, object: T): string {
   return `${client.kind.kind} ${object.metadata?.namespace ?? ''}/${object.metadata?.name ?? ''}`;
 }

@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { isGone } from './api-errors.js';
 import { pause } from './delay.js';
 import { keyOf, type ResourceKind } from './kinds.js';
+import { isGone } from './kube-errors.js';
 import type { ListWatchSource, WatchHandle, WatchStatus } from './list-watch.js';
 import { type Logger, silentLogger } from './logger.js';
 import { type CacheReader, ObjectCache } from './object-cache.js';
@@ -54,13 +54,21 @@ interface ReflectorSink<T extends KubernetesObject> {
 }
 
 /**
+ * What a controller reads of an informer: its cache (never the watch machinery). `Informer`
+ * fills it from list+watch; unit tests use an in-memory fake (test/support/fake/informer.ts).
+ */
+export interface InformerReader<T extends KubernetesObject> {
+  readonly cache: CacheReader<T>;
+}
+
+/**
  * List+watch of one kind into a local cache, like client-go's shared informer: lists (paged),
  * then watches from the list's resourceVersion, advancing it with every event and bookmark; on
  * 410 Gone it relists and reports the differences as add/update/delete; on any other failure
  * (429 while a new CRD's watch cache warms up, 5xx, a dropped connection) it retries with
  * jittered exponential backoff, resuming the watch where it was.
  */
-export class Informer<T extends KubernetesObject> {
+export class Informer<T extends KubernetesObject> implements InformerReader<T> {
   readonly kind: ResourceKind;
   readonly #cache = new ObjectCache<T>();
   readonly #handlers = new Set<InformerHandlers<T>>();

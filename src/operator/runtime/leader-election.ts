@@ -1,8 +1,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { describeKubeError, isConflict, isNotFound } from './api-errors.js';
 import { pause } from './delay.js';
 import { LEASE } from './kinds.js';
 import type { KubeApi } from './kube-api.js';
+import { describeKubeError, isConflict, isKubeNotFound } from './kube-errors.js';
 import { type Logger, silentLogger } from './logger.js';
 import { ResourceClient } from './resource-client.js';
 
@@ -167,7 +167,7 @@ export class LeaderElector {
     try {
       lease = await this.#client.get(namespace, name, callSignal);
     } catch (error) {
-      if (!isNotFound(error)) {
+      if (!isKubeNotFound(error)) {
         this.#log.warn({ error: describeKubeError(error) }, 'reading the lease failed');
         return false;
       }

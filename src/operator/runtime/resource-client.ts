@@ -26,8 +26,33 @@ interface ListBody<T> {
   items?: T[];
 }
 
-/** Typed CRUD of one kind through `KubeApi` (so rate-limited and measured), any group/subresource. */
-export class ResourceClient<T extends KubernetesObject> {
+/**
+ * Typed CRUD of one kind: what controllers and the runtime's helpers (finalizers, status writer)
+ * are written against. `ResourceClient` does it over HTTP; unit tests use an in-memory fake
+ * (test/support/fake/resource-client.ts).
+ */
+export interface KubeResources<T extends KubernetesObject> {
+  readonly kind: ResourceKind;
+  get(namespace: string | undefined, name: string, signal?: AbortSignal): Promise<T>;
+  list(namespace: string | undefined, options?: ListOptions): Promise<ListPage<T>>;
+  create(object: T): Promise<T>;
+  replace(object: T): Promise<T>;
+  replaceStatus(object: T): Promise<T>;
+  patch(
+    namespace: string | undefined,
+    name: string,
+    patch: JsonPatchOperation[] | Record<string, unknown>,
+    options?: { subresource?: string },
+  ): Promise<T>;
+  delete(
+    namespace: string | undefined,
+    name: string,
+    preconditions?: { uid?: string; resourceVersion?: string },
+  ): Promise<void>;
+}
+
+/** `KubeResources` through `KubeApi` (so rate-limited and measured), any group/subresource. */
+export class ResourceClient<T extends KubernetesObject> implements KubeResources<T> {
   readonly api: KubeApi;
   readonly kind: ResourceKind;
 

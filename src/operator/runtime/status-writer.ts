@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { isConflict } from './api-errors.js';
-import type { ResourceClient } from './resource-client.js';
+import { isConflict } from './kube-errors.js';
+import type { KubeResources } from './resource-client.js';
+import { sameJson } from './same-json.js';
 
 export type WithStatus<S> = KubernetesObject & { status?: S };
 
@@ -34,7 +35,7 @@ export class StatusWriter {
   }
 
   async write<S, T extends WithStatus<S>>(
-    client: ResourceClient<T>,
+    client: KubeResources<T>,
     object: T,
     compute: (current: T) => S,
   ): Promise<StatusWriteResult<T>> {
@@ -55,20 +56,4 @@ export class StatusWriter {
       }
     }
   }
-}
-
-/** Deep equality of JSON values, ignoring key order and undefined members. */
-export function sameJson(a: unknown, b: unknown): boolean {
-  return canonical(a) === canonical(b);
-}
-
-function canonical(value: unknown): string {
-  return (
-    JSON.stringify(value, (_key, inner: unknown) => {
-      if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return inner;
-      return Object.fromEntries(
-        Object.entries(inner as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)),
-      );
-    }) ?? 'undefined'
-  );
 }

@@ -1,9 +1,10 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { AgentIngress } from '../../../schemas/agent-ingresses.js';
 import type { AgentIngressSpec, AgentIngressStatus } from '../../crds/kinds/agent-ingress.js';
-import { sameJson } from '../../runtime/status-writer.js';
-import { describedFields } from '../described-fields.js';
-import { type ManagedObject, type ResourceSync, TerminalSyncError } from '../managed-resource.js';
+import { sameJson } from '../../runtime/same-json.js';
+import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
+import { TerminalSyncError } from '../managed/sync-errors.js';
+import { describedFields } from '../shared/described-fields.js';
 
 export type AgentIngressObject = ManagedObject & { spec: AgentIngressSpec; status?: AgentIngressStatus };
 

@@ -1,11 +1,11 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { EdgewardClient } from '../../../client/index.js';
 import { isBeingDeleted } from '../../runtime/finalizers.js';
-import type { Informer } from '../../runtime/informer.js';
+import type { InformerReader } from '../../runtime/informer.js';
 import { objectKey } from '../../runtime/kinds.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { BOT_USER, SSH_CREDENTIAL, TUNNEL_CREDENTIAL } from '../kinds.js';
-import { registerManaged } from '../register-managed.js';
+import { registerManaged } from '../managed/register-managed.js';
 import { type BotUserObject, botUserSync } from './sync.js';
 
 type OwnedCredential = KubernetesObject & { spec?: { ownerRef?: { name: string } } };
@@ -15,7 +15,7 @@ type OwnedCredential = KubernetesObject & { spec?: { ownerRef?: { name: string }
  * delete a bot that still owns credentials (DeleteBlocked), and each credential going away is the
  * moment to try again, instead of waiting out the backoff.
  */
-function deletingOwnerOf(bots: Informer<BotUserObject>) {
+function deletingOwnerOf(bots: InformerReader<BotUserObject>) {
   return (credential: KubernetesObject): string[] => {
     const name = (credential as OwnedCredential).spec?.ownerRef?.name;
     const namespace = credential.metadata?.namespace;

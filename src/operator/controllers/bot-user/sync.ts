@@ -1,7 +1,8 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { BotUser } from '../../../schemas/bot-users.js';
 import type { BotUserSpec, BotUserStatus } from '../../crds/kinds/bot-user.js';
-import { changedFields, type ManagedObject, type ResourceSync } from '../managed-resource.js';
+import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
+import { changedFields } from '../shared/changed-fields.js';
 
 export type BotUserObject = ManagedObject & { spec: BotUserSpec; status?: BotUserStatus };
 

@@ -4,14 +4,11 @@ import type {
   CertificateAuthoritySpec,
   CertificateAuthorityStatus,
 } from '../../crds/kinds/certificate-authority.js';
-import { describedFields } from '../described-fields.js';
-import {
-  changedFields,
-  type ManagedObject,
-  type ResourceSync,
-  TerminalSyncError,
-} from '../managed-resource.js';
-import { sameLeafCertificate, x509Status } from '../x509-fields.js';
+import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
+import { TerminalSyncError } from '../managed/sync-errors.js';
+import { changedFields } from '../shared/changed-fields.js';
+import { describedFields } from '../shared/described-fields.js';
+import { sameLeafCertificate, x509Status } from '../shared/x509-fields.js';
 
 export type CertificateAuthorityObject = ManagedObject & {
   spec: CertificateAuthoritySpec;

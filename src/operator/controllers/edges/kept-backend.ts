@@ -1,6 +1,8 @@
 import type { EdgewardClient } from '../../../client/index.js';
-import { sameJson } from '../../runtime/status-writer.js';
-import { isApiNotFound, type ManagedObject, SyncProgressError } from '../managed-resource.js';
+import { sameJson } from '../../runtime/same-json.js';
+import type { ManagedObject } from '../managed/managed-resource.js';
+import { SyncProgressError } from '../managed/sync-errors.js';
+import { isEdgewardNotFound } from '../shared/edgeward-errors.js';
 
 /** An edge (or route) object whose spec may name a backend by id or by tunnel-group labels. */
 export type BackendOwner = ManagedObject & {
@@ -27,7 +29,7 @@ export function keptBackend(api: EdgewardClient) {
         if (!sameJson(current.labels, labels)) await api.tunnelGroupBackends.update(kept, { labels });
         return kept;
       } catch (error) {
-        if (!isApiNotFound(error)) throw error;
+        if (!isEdgewardNotFound(error)) throw error;
       }
     }
     const description = `${object.kind} ${object.metadata?.namespace}/${object.metadata?.name}`;
@@ -44,7 +46,7 @@ export function keptBackend(api: EdgewardClient) {
     try {
       await api.tunnelGroupBackends.delete(kept);
     } catch (error) {
-      if (!isApiNotFound(error)) throw error;
+      if (!isEdgewardNotFound(error)) throw error;
     }
   }
 

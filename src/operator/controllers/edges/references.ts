@@ -1,9 +1,6 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
-import { isConditionTrue } from '../../runtime/conditions.js';
-import type { Informer } from '../../runtime/informer.js';
-import type { ManagedObject, Resolution } from '../managed-resource.js';
-
-export type ReferencedObject = KubernetesObject & { status?: ManagedObject['status'] };
+import type { InformerReader } from '../../runtime/informer.js';
+import type { Resolution } from '../managed/managed-resource.js';
+import { type ReferencedObject, resolveReadyIds } from '../shared/ready-references.js';
 
 /** Server ids of the objects an edge names: IP policies and certificate authorities. */
 export interface ResolvedEdge {
@@ -13,29 +10,8 @@ export interface ResolvedEdge {
 
 /** The informers of the kinds edges may name. */
 export interface EdgeReferenceInformers {
-  ipPolicies: Informer<ReferencedObject>;
-  certificateAuthorities: Informer<ReferencedObject>;
-}
-
-/** Ids of the named objects when every one is Ready, else the first that is not. */
-export function resolveRefs(
-  informer: Informer<ReferencedObject>,
-  namespace: string | undefined,
-  refs: readonly { name: string }[] | undefined,
-  field: string,
-  kind: string,
-): { ids: string[] | undefined } | { notReady: string } {
-  if (!refs) return { ids: undefined };
-  const ids: string[] = [];
-  for (const { name } of refs) {
-    const object = informer.cache.get(namespace, name);
-    const id = object?.status?.id;
-    if (!id || !isConditionTrue(object.status?.conditions, 'Ready')) {
-      return { notReady: `${field}: ${kind} ${name} is not Ready` };
-    }
-    ids.push(id);
-  }
-  return { ids };
+  ipPolicies: InformerReader<ReferencedObject>;
+  certificateAuthorities: InformerReader<ReferencedObject>;
 }
 
 /** What an edge spec may name: `ipRestriction.ipPolicyRefs`, `mutualTls.certificateAuthorityRefs`. */
@@ -50,24 +26,23 @@ export function resolveEdgeReferences(
   namespace: string | undefined,
   spec: EdgeReferencingSpec,
 ): Resolution<ResolvedEdge> {
-  const policies = resolveRefs(
+  const policies = resolveReadyIds(
     informers.ipPolicies,
     namespace,
     spec.ipRestriction?.ipPolicyRefs,
     'spec.ipRestriction.ipPolicyRefs',
     'IPPolicy',
   );
-  if ('notReady' in policies)
-    return { ready: false, reason: 'ReferenceNotReady', message: policies.notReady };
-  const cas = resolveRefs(
+  if (!policies.ready) return policies;
+  const cas = resolveReadyIds(
     informers.certificateAuthorities,
     namespace,
     spec.mutualTls?.certificateAuthorityRefs,
     'spec.mutualTls.certificateAuthorityRefs',
     'CertificateAuthority',
   );
-  if ('notReady' in cas) return { ready: false, reason: 'ReferenceNotReady', message: cas.notReady };
-  return { ready: true, value: { ipPolicyIds: policies.ids, certificateAuthorityIds: cas.ids } };
+  if (!cas.ready) return cas;
+  return { ready: true, value: { ipPolicyIds: policies.value, certificateAuthorityIds: cas.value } };
 }
 
 /** The reference-index entries of an edge spec (what its watches map back from). */

@@ -2,8 +2,8 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ResourceKind } from '../../runtime/kinds.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { CERTIFICATE_AUTHORITY, IP_POLICY } from '../kinds.js';
-import type { ManagedObject, RemoteResource, ResourceSync } from '../managed-resource.js';
-import { registerManaged } from '../register-managed.js';
+import type { ManagedObject, RemoteResource, ResourceSync } from '../managed/managed-resource.js';
+import { registerManaged } from '../managed/register-managed.js';
 import {
   type EdgeReferenceInformers,
   type EdgeReferencingSpec,

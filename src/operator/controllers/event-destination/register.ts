@@ -2,8 +2,8 @@ import type { EdgewardClient } from '../../../client/index.js';
 import { SECRET } from '../../runtime/kinds.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { EVENT_DESTINATION } from '../kinds.js';
-import { registerManaged } from '../register-managed.js';
-import { NAMED_SECRETS_WATCH, type SecretObject, secretReferences } from '../secret-values.js';
+import { registerManaged } from '../managed/register-managed.js';
+import { NAMED_SECRETS_WATCH, type SecretObject, secretReferences } from '../shared/secret-values.js';
 import { type EventDestinationObject, eventDestinationSync } from './sync.js';
 import { targetSecretRequests } from './targets.js';
 

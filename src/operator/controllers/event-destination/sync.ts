@@ -1,11 +1,17 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { EventDestination } from '../../../schemas/event-destinations.js';
 import type { EventDestinationSpec, EventDestinationStatus } from '../../crds/kinds/event-destination.js';
-import type { ResourceClient } from '../../runtime/resource-client.js';
-import { sameJson } from '../../runtime/status-writer.js';
-import { describedFields } from '../described-fields.js';
-import { changedFields, type ManagedObject, type ResourceSync } from '../managed-resource.js';
-import { readSecretValues, type SecretObject, type SecretValues, secretsChanged } from '../secret-values.js';
+import type { KubeResources } from '../../runtime/resource-client.js';
+import { sameJson } from '../../runtime/same-json.js';
+import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
+import { changedFields } from '../shared/changed-fields.js';
+import { describedFields } from '../shared/described-fields.js';
+import {
+  readSecretValues,
+  type SecretObject,
+  type SecretValues,
+  secretsChanged,
+} from '../shared/secret-values.js';
 import { targetInput, targetReadForm, targetSecretRequests } from './targets.js';
 
 export type EventDestinationObject = ManagedObject & {
@@ -27,7 +33,7 @@ function desiredFields(object: EventDestinationObject) {
  */
 export function eventDestinationSync(
   api: EdgewardClient,
-  secrets: ResourceClient<SecretObject>,
+  secrets: KubeResources<SecretObject>,
 ): ResourceSync<EventDestinationObject, SecretValues, EventDestination> {
   return {
     resolve: (object) =>

@@ -1,7 +1,7 @@
 import type { EventTarget, EventTargetInput } from '../../../schemas/event-destinations.js';
 import type { EventDestinationSpec } from '../../crds/kinds/event-destination.js';
-import type { SecretKeyRequest, SecretValues } from '../secret-values.js';
-import { secretValue } from '../secret-values.js';
+import type { SecretKeyRequest, SecretValues } from '../shared/secret-values.js';
+import { secretValue } from '../shared/secret-values.js';
 
 type TargetSpec = EventDestinationSpec['target'];
 type AwsAuthSpec = NonNullable<TargetSpec['kinesis']>['auth'];

@@ -2,7 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { EdgewardClient } from '../../../client/index.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { EVENT_DESTINATION, EVENT_SUBSCRIPTION } from '../kinds.js';
-import { registerManaged } from '../register-managed.js';
+import { registerManaged } from '../managed/register-managed.js';
 import { type EventSubscriptionObject, eventSubscriptionSync } from './sync.js';
 
 /** EventSubscription -> `/event_subscriptions`, following the EventDestinations it names. */

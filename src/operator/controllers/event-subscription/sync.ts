@@ -1,16 +1,12 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { EventSubscription } from '../../../schemas/event-subscriptions.js';
 import type { EventSubscriptionSpec, EventSubscriptionStatus } from '../../crds/kinds/event-subscription.js';
-import type { Informer } from '../../runtime/informer.js';
-import { sameJson } from '../../runtime/status-writer.js';
-import { describedFields } from '../described-fields.js';
-import { type ReferencedObject, resolveRefs } from '../edges/references.js';
-import {
-  changedFields,
-  type ManagedObject,
-  type Resolution,
-  type ResourceSync,
-} from '../managed-resource.js';
+import type { InformerReader } from '../../runtime/informer.js';
+import { sameJson } from '../../runtime/same-json.js';
+import type { ManagedObject, Resolution, ResourceSync } from '../managed/managed-resource.js';
+import { changedFields } from '../shared/changed-fields.js';
+import { describedFields } from '../shared/described-fields.js';
+import { type ReferencedObject, resolveReadyIds } from '../shared/ready-references.js';
 
 export type EventSubscriptionObject = ManagedObject & {
   spec: EventSubscriptionSpec;
@@ -32,7 +28,7 @@ const sortedTypes = (sources: readonly { type: string }[]) => sources.map((sourc
  */
 export function eventSubscriptionSync(
   api: EdgewardClient,
-  destinations: Informer<ReferencedObject>,
+  destinations: InformerReader<ReferencedObject>,
 ): ResourceSync<EventSubscriptionObject, ResolvedSubscription, EventSubscription> {
   function desired(object: EventSubscriptionObject, resolved: ResolvedSubscription) {
     return {
@@ -44,15 +40,15 @@ export function eventSubscriptionSync(
 
   return {
     async resolve(object): Promise<Resolution<ResolvedSubscription>> {
-      const refs = resolveRefs(
+      const refs = resolveReadyIds(
         destinations,
         object.metadata?.namespace,
         object.spec.destinationRefs,
         'spec.destinationRefs',
         'EventDestination',
       );
-      if ('notReady' in refs) return { ready: false, reason: 'ReferenceNotReady', message: refs.notReady };
-      return { ready: true, value: { destinationIds: refs.ids ?? object.spec.destinationIds ?? [] } };
+      if (!refs.ready) return refs;
+      return { ready: true, value: { destinationIds: refs.value ?? object.spec.destinationIds ?? [] } };
     },
     get: (id) => api.eventSubscriptions.get(id),
     create: (object, resolved, options) => api.eventSubscriptions.create(desired(object, resolved), options),

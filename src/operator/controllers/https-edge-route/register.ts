@@ -2,12 +2,13 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { EdgewardClient } from '../../../client/index.js';
 import { SECRET } from '../../runtime/kinds.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
-import { sameJson } from '../../runtime/status-writer.js';
+import { sameJson } from '../../runtime/same-json.js';
 import { referenceStateChanged } from '../../runtime/watch-mappers.js';
-import { edgeReferences, type ReferencedObject } from '../edges/references.js';
+import { edgeReferences } from '../edges/references.js';
 import { HTTPS_EDGE, HTTPS_EDGE_ROUTE, IP_POLICY } from '../kinds.js';
-import { registerManaged } from '../register-managed.js';
-import { NAMED_SECRETS_WATCH, type SecretObject, secretReferences } from '../secret-values.js';
+import { registerManaged } from '../managed/register-managed.js';
+import type { ReferencedObject } from '../shared/ready-references.js';
+import { NAMED_SECRETS_WATCH, type SecretObject, secretReferences } from '../shared/secret-values.js';
 import { routeSecretRequests } from './route-modules.js';
 import { type HttpsEdgeRouteObject, httpsEdgeRouteSync, routeApiOf } from './sync.js';
 

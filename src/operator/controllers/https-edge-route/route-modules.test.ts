@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { OAuthModule, WebhookVerificationModule } from '../../../schemas/route-modules.js';
-import type { SecretValues } from '../secret-values.js';
+import type { SecretValues } from '../shared/secret-values.js';
 import {
   circuitBreakerAdapter,
   headersAdapter,

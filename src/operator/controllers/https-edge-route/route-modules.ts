@@ -24,7 +24,7 @@ import type {
   WebhookVerificationModule as WebhookVerificationSpec,
 } from '../../crds/route-modules.js';
 import type { DesiredContext, ModuleAdapter } from '../edges/edge-modules.js';
-import { type SecretKeyRequest, type SecretValues, secretValue } from '../secret-values.js';
+import { type SecretKeyRequest, type SecretValues, secretValue } from '../shared/secret-values.js';
 
 /**
  * The modules only HTTPS edge routes have, as `ModuleAdapter`s: `desired` builds the API's write

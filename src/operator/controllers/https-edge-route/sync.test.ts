@@ -1,15 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import type { EdgewardClient } from '../../../client/index.js';
+import { fakeEdgewardClient } from '../../../../test/support/fake/edgeward-client.js';
+import { FakeInformer } from '../../../../test/support/fake/informer.js';
+import { FakeResourceClient } from '../../../../test/support/fake/resource-client.js';
 import type { HttpsEdgeRoute } from '../../../schemas/https-edge-routes.js';
 import { type ModuleKind, storedModule } from '../../../server/edges/module-kinds.js';
 import { HTTPS_EDGE_ROUTE_MODULES } from '../../../server/edges/route-module-kinds.js';
 import type { RequestContext } from '../../../server/http/context.js';
 import type { HttpsEdgeRouteSpec } from '../../crds/kinds/https-edge-route.js';
-import type { Informer } from '../../runtime/informer.js';
-import type { ResourceClient } from '../../runtime/resource-client.js';
-import type { ReferencedObject } from '../edges/references.js';
-import type { Resolution } from '../managed-resource.js';
-import type { SecretObject } from '../secret-values.js';
+import { SECRET } from '../../runtime/kinds.js';
+import type { Resolution } from '../managed/managed-resource.js';
+import type { ReferencedObject } from '../shared/ready-references.js';
+import type { SecretObject } from '../shared/secret-values.js';
 import {
   type HttpsEdgeRouteObject,
   httpsEdgeRouteSync,
@@ -114,39 +115,37 @@ class FakeRoutes implements RouteApi {
   }
 }
 
-const readyObject = (id: string): ReferencedObject => ({
+/** A Ready object of the route's namespace with server id `id`. */
+const readyObject = (name: string, id: string): ReferencedObject => ({
+  metadata: { name, namespace: 'ns' },
   status: {
     id,
     conditions: [{ type: 'Ready', status: 'True', reason: 'Created', message: '', lastTransitionTime: '' }],
   },
 });
 
-function informerOf(objects: Record<string, ReferencedObject>): Informer<ReferencedObject> {
-  return {
-    cache: { get: (_namespace: string, name: string) => objects[name] },
-  } as unknown as Informer<ReferencedObject>;
+type SecretSpec = { version: string; data: Record<string, string> };
+
+/** A Secret of the route's namespace at resourceVersion `version`, holding `data` (plain text). */
+function secretObject(name: string, { version, data }: SecretSpec): SecretObject {
+  const encoded = Object.fromEntries(Object.entries(data).map(([key, value]) => [key, base64(value)]));
+  return { metadata: { name, namespace: 'ns', resourceVersion: version }, data: encoded };
 }
 
-function setup(secrets: Record<string, { version: string; data: Record<string, string> }> = {}) {
+function setup(secretSpecs: Record<string, SecretSpec> = {}) {
   const routes = new FakeRoutes();
-  const edges: Record<string, ReferencedObject> = { web: readyObject('edghts_1') };
-  const policies: Record<string, ReferencedObject> = {};
-  const secretClient = {
-    async get(_namespace: string, name: string): Promise<SecretObject> {
-      const secret = secrets[name];
-      if (!secret) throw Object.assign(new Error('not found'), { code: 404 });
-      const data = Object.fromEntries(
-        Object.entries(secret.data).map(([key, value]) => [key, base64(value)]),
-      );
-      return { metadata: { name, resourceVersion: secret.version }, data };
-    },
-  } as unknown as ResourceClient<SecretObject>;
+  const edges = new FakeInformer<ReferencedObject>([readyObject('web', 'edghts_1')]);
+  const policies = new FakeInformer<ReferencedObject>();
+  const secrets = new FakeResourceClient<SecretObject>(
+    SECRET,
+    Object.entries(secretSpecs).map(([name, spec]) => secretObject(name, spec)),
+  );
   const sync = httpsEdgeRouteSync({
-    api: {} as EdgewardClient,
+    api: fakeEdgewardClient(),
     routes,
-    edges: informerOf(edges),
-    ipPolicies: informerOf(policies),
-    secrets: secretClient,
+    edges,
+    ipPolicies: policies,
+    secrets,
   });
   return { routes, edges, policies, secrets, sync };
 }
@@ -328,7 +327,7 @@ describe('HTTPSEdgeRoute sync', () => {
   it('sends a module again when its Secret changed, and only that module', async () => {
     const { world, created, status } = await createThenResync(fullModules);
     world.routes.calls = [];
-    world.secrets.gh = { version: '2', data: { secret: 'gh-secret-2' } };
+    world.secrets.put(secretObject('gh', { version: '2', data: { secret: 'gh-secret-2' } }));
     const object = route(fullModules, { id: created.id, ...status });
     const resolved = expectReady(await world.sync.resolve(object, {} as never));
     const result = await world.sync.update(object, resolved, await world.sync.get(created.id, object));
@@ -348,19 +347,19 @@ describe('HTTPSEdgeRoute sync', () => {
   it('waits for the edge, the IP policies and the Secrets before anything is written', async () => {
     const world = setup();
     const policyRoute = route({ ipRestriction: { enabled: true, ipPolicyRefs: [{ name: 'office' }] } });
-    delete world.edges.web;
+    world.edges.remove('ns', 'web');
     expect(await world.sync.resolve(policyRoute, {} as never)).toMatchObject({
       ready: false,
       reason: 'ReferenceNotReady',
       message: 'spec.edgeRef: HTTPSEdge web is not Ready',
     });
-    world.edges.web = readyObject('edghts_1');
+    world.edges.put(readyObject('web', 'edghts_1'));
     expect(await world.sync.resolve(policyRoute, {} as never)).toMatchObject({
       ready: false,
       reason: 'ReferenceNotReady',
       message: 'spec.ipRestriction.ipPolicyRefs: IPPolicy office is not Ready',
     });
-    world.policies.office = readyObject('ipp_1');
+    world.policies.put(readyObject('office', 'ipp_1'));
     const resolved = expectReady(await world.sync.resolve(policyRoute, {} as never));
     expect(resolved).toMatchObject({ edgeId: 'edghts_1', references: { ipPolicyIds: ['ipp_1'] } });
 
@@ -381,7 +380,7 @@ describe('HTTPSEdgeRoute sync', () => {
     const resolved = expectReady(await world.sync.resolve(object, {} as never));
     const remote = { edge_id: 'edghts_1' } as RemoteRoute;
     expect(world.sync.needsReplacement?.(object, resolved, remote)).toBeUndefined();
-    world.edges.web = readyObject('edghts_2');
+    world.edges.put(readyObject('web', 'edghts_2'));
     const moved = expectReady(await world.sync.resolve(object, {} as never));
     expect(world.sync.needsReplacement?.(object, moved, remote)).toMatch(/edghts_2/);
     // Reads and deletes address the route where it was made.

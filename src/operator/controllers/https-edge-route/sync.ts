@@ -6,20 +6,22 @@ import type {
   HttpsEdgeRouteUpdate,
 } from '../../../schemas/https-edge-routes.js';
 import type { HttpsEdgeRouteSpec, HttpsEdgeRouteStatus } from '../../crds/kinds/https-edge-route.js';
-import type { Informer } from '../../runtime/informer.js';
-import type { ResourceClient } from '../../runtime/resource-client.js';
-import { sameJson } from '../../runtime/status-writer.js';
+import type { InformerReader } from '../../runtime/informer.js';
+import type { KubeResources } from '../../runtime/resource-client.js';
+import { sameJson } from '../../runtime/same-json.js';
 import { backendAdapter, ipRestrictionAdapter, policyAdapter } from '../edges/edge-modules.js';
 import { keptBackend } from '../edges/kept-backend.js';
-import { type ReferencedObject, type ResolvedEdge, resolveRefs } from '../edges/references.js';
-import { changedFields, type ManagedObject, type ResourceSync } from '../managed-resource.js';
+import type { ResolvedEdge } from '../edges/references.js';
+import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
+import { changedFields } from '../shared/changed-fields.js';
+import { type ReferencedObject, resolveReadyId, resolveReadyIds } from '../shared/ready-references.js';
 import {
   readSecretValues,
   type SecretObject,
   type SecretValues,
   secretsChanged,
   versionKey,
-} from '../secret-values.js';
+} from '../shared/secret-values.js';
 import {
   circuitBreakerAdapter,
   enabledOnlyAdapter,
@@ -126,9 +128,9 @@ export function modulesWithChangedSecrets(
 export interface RouteSyncDependencies {
   api: EdgewardClient;
   routes: RouteApi;
-  edges: Informer<ReferencedObject>;
-  ipPolicies: Informer<ReferencedObject>;
-  secrets: ResourceClient<SecretObject>;
+  edges: InformerReader<ReferencedObject>;
+  ipPolicies: InformerReader<ReferencedObject>;
+  secrets: KubeResources<SecretObject>;
 }
 
 /**
@@ -191,37 +193,29 @@ export function httpsEdgeRouteSync(
       const namespace = object.metadata?.namespace;
       const { spec } = object;
       let edgeId = spec.edgeId;
-      if (!edgeId) {
-        const edge = resolveRefs(
-          edges,
-          namespace,
-          spec.edgeRef ? [spec.edgeRef] : [],
-          'spec.edgeRef',
-          'HTTPSEdge',
-        );
-        if ('notReady' in edge) return { ready: false, reason: 'ReferenceNotReady', message: edge.notReady };
-        edgeId = edge.ids?.[0];
+      if (!edgeId && spec.edgeRef) {
+        const edge = resolveReadyId(edges, namespace, spec.edgeRef, 'spec.edgeRef', 'HTTPSEdge');
+        if (!edge.ready) return edge;
+        edgeId = edge.value;
       }
       if (!edgeId) {
         return { ready: false, reason: 'InvalidSpec', message: 'spec: one of edgeRef or edgeId is required' };
       }
-      const policies = resolveRefs(
+      const policies = resolveReadyIds(
         ipPolicies,
         namespace,
         spec.ipRestriction?.ipPolicyRefs,
         'spec.ipRestriction.ipPolicyRefs',
         'IPPolicy',
       );
-      if ('notReady' in policies) {
-        return { ready: false, reason: 'ReferenceNotReady', message: policies.notReady };
-      }
+      if (!policies.ready) return policies;
       const values = await readSecretValues(secrets, namespace, routeSecretRequests(spec));
       if (!values.ready) return values;
       return {
         ready: true,
         value: {
           edgeId,
-          references: { ipPolicyIds: policies.ids, certificateAuthorityIds: undefined },
+          references: { ipPolicyIds: policies.value, certificateAuthorityIds: undefined },
           secrets: values.value,
         },
       };

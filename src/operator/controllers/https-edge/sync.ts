@@ -4,7 +4,7 @@ import type { HttpsEdgeSpec, HttpsEdgeStatus } from '../../crds/kinds/https-edge
 import { mutualTlsAdapter, tlsTerminationAtEdgeAdapter } from '../edges/edge-modules.js';
 import { edgeApiOf, edgeSync, type RemoteEdge } from '../edges/edge-sync.js';
 import type { EdgeReferenceInformers, ResolvedEdge } from '../edges/references.js';
-import type { ManagedObject, ResourceSync } from '../managed-resource.js';
+import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
 
 export type HttpsEdgeObject = ManagedObject & { spec: HttpsEdgeSpec; status?: HttpsEdgeStatus };
 

@@ -1,4 +1,4 @@
-import { sameJson } from '../../runtime/status-writer.js';
+import { sameJson } from '../../runtime/same-json.js';
 
 export type RuleAction = 'allow' | 'deny';
 

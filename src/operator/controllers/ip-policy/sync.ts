@@ -1,8 +1,10 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { IpPolicy, IpPolicyRule } from '../../../schemas/ip-policies.js';
 import type { IpPolicySpec, IpPolicyStatus } from '../../crds/kinds/ip-policy.js';
-import { describedFields } from '../described-fields.js';
-import { changedFields, isApiNotFound, type ManagedObject, type ResourceSync } from '../managed-resource.js';
+import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
+import { changedFields } from '../shared/changed-fields.js';
+import { describedFields } from '../shared/described-fields.js';
+import { isEdgewardNotFound } from '../shared/edgeward-errors.js';
 import { type DesiredRule, type ExistingRule, planRules } from './rule-plan.js';
 
 export type IpPolicyObject = ManagedObject & { spec: IpPolicySpec; status?: IpPolicyStatus };
@@ -47,7 +49,7 @@ export function ipPolicySync(api: EdgewardClient): ResourceSync<IpPolicyObject, 
         try {
           await api.ipPolicyRules.delete(step.id);
         } catch (error) {
-          if (!isApiNotFound(error)) throw error;
+          if (!isEdgewardNotFound(error)) throw error;
         }
       }
     }

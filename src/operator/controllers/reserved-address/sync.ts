@@ -1,13 +1,10 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { ReservedAddr } from '../../../schemas/reserved-addrs.js';
 import type { ReservedAddressSpec, ReservedAddressStatus } from '../../crds/kinds/reserved-address.js';
-import { describedFields } from '../described-fields.js';
-import {
-  changedFields,
-  type ManagedObject,
-  type ResourceSync,
-  TerminalSyncError,
-} from '../managed-resource.js';
+import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
+import { TerminalSyncError } from '../managed/sync-errors.js';
+import { changedFields } from '../shared/changed-fields.js';
+import { describedFields } from '../shared/described-fields.js';
 
 export type ReservedAddressObject = ManagedObject & {
   spec: ReservedAddressSpec;

@@ -1,7 +1,7 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { SSH_CERTIFICATE_AUTHORITY } from '../kinds.js';
-import { registerManaged } from '../register-managed.js';
+import { registerManaged } from '../managed/register-managed.js';
 import { type SshCertificateAuthorityObject, sshCertificateAuthoritySync } from './sync.js';
 
 /**

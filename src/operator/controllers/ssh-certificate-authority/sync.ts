@@ -4,13 +4,10 @@ import type {
   SshCertificateAuthoritySpec,
   SshCertificateAuthorityStatus,
 } from '../../crds/kinds/ssh-certificate-authority.js';
-import { describedFields } from '../described-fields.js';
-import {
-  changedFields,
-  type ManagedObject,
-  type ResourceSync,
-  TerminalSyncError,
-} from '../managed-resource.js';
+import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
+import { TerminalSyncError } from '../managed/sync-errors.js';
+import { changedFields } from '../shared/changed-fields.js';
+import { describedFields } from '../shared/described-fields.js';
 import { sshKeyShape } from '../ssh-certificates/public-key.js';
 
 export type SshCertificateAuthorityObject = ManagedObject & {

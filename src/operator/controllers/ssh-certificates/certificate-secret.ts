@@ -1,11 +1,9 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { isNotFound } from '../../runtime/api-errors.js';
+import { getIfExists } from '../../runtime/get-if-exists.js';
 import type { ResourceKind } from '../../runtime/kinds.js';
-import type { ResourceClient } from '../../runtime/resource-client.js';
-import { controllerReference } from '../../runtime/watch-mappers.js';
-import { TerminalSyncError } from '../managed-resource.js';
-import { MANAGED_BY, MANAGED_BY_LABEL, ownedBy } from '../owned-secrets.js';
-import type { SecretObject } from '../secret-values.js';
+import type { KubeResources } from '../../runtime/resource-client.js';
+import { ownedBy, writeOwnedSecret } from '../shared/owned-secrets.js';
+import type { SecretObject } from '../shared/secret-values.js';
 
 /** The key of the signed certificate (an authorized_keys-style line, for a `-cert.pub` file). */
 export const CERTIFICATE_KEY = 'certificate';
@@ -25,25 +23,12 @@ export interface SignedCertificate {
   certificate: string;
 }
 
-async function getSecret(
-  secrets: ResourceClient<SecretObject>,
-  namespace: string | undefined,
-  name: string,
-): Promise<SecretObject | undefined> {
-  try {
-    return await secrets.get(namespace, name);
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw new Error(`reading Secret ${name}`, { cause: error });
-  }
-}
-
 export async function readCertificateSecret(
-  secrets: ResourceClient<SecretObject>,
+  secrets: KubeResources<SecretObject>,
   owner: KubernetesObject,
   name: string,
 ): Promise<CertificateSecretState> {
-  const secret = await getSecret(secrets, owner.metadata?.namespace, name);
+  const secret = await getIfExists(secrets, owner.metadata?.namespace, name);
   if (!secret) return { state: 'missing' };
   if (!ownedBy(secret, owner)) return { state: 'foreign' };
   const encoded = secret.data?.[CERTIFICATE_KEY];
@@ -68,47 +53,14 @@ export function secretHolds(state: CertificateSecretState, signed: SignedCertifi
  * is repaired: no re-signing. A foreign Secret that appeared since `resolve` is refused.
  */
 export async function writeCertificateSecret(
-  secrets: ResourceClient<SecretObject>,
+  secrets: KubeResources<SecretObject>,
   owner: KubernetesObject,
   ownerKind: ResourceKind,
   name: string,
   signed: SignedCertificate,
 ): Promise<void> {
-  const namespace = owner.metadata?.namespace;
-  const labels = { [MANAGED_BY_LABEL]: MANAGED_BY };
-  const annotations = { [CERTIFICATE_ID_ANNOTATION]: signed.id };
-  const data = { [CERTIFICATE_KEY]: Buffer.from(signed.certificate, 'utf8').toString('base64') };
-  const existing = await getSecret(secrets, namespace, name);
-  if (!existing) {
-    await secrets.create({
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: {
-        name,
-        namespace,
-        labels,
-        annotations,
-        ownerReferences: [controllerReference(owner, ownerKind)],
-      },
-      type: 'Opaque',
-      data,
-    });
-    return;
-  }
-  if (!ownedBy(existing, owner)) {
-    throw new TerminalSyncError(
-      'SecretConflict',
-      `Secret ${name} appeared and is not owned by this ${ownerKind.kind}`,
-    );
-  }
-  await secrets.replace({
-    ...existing,
-    metadata: {
-      ...existing.metadata,
-      labels: { ...existing.metadata?.labels, ...labels },
-      annotations: { ...existing.metadata?.annotations, ...annotations },
-    },
-    // The whole data: keys someone added to an owned Secret are not kept.
-    data,
+  await writeOwnedSecret(secrets, owner, ownerKind, name, {
+    annotations: { [CERTIFICATE_ID_ANNOTATION]: signed.id },
+    data: { [CERTIFICATE_KEY]: Buffer.from(signed.certificate, 'utf8').toString('base64') },
   });
 }

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { FakeInformer } from '../../../../test/support/fake/informer.js';
+import { FakeResourceClient } from '../../../../test/support/fake/resource-client.js';
 import type { SshHostCertificate } from '../../../schemas/ssh-certificates.js';
-import type { Informer } from '../../runtime/informer.js';
-import type { ResourceClient } from '../../runtime/resource-client.js';
-import type { ReferencedObject } from '../edges/references.js';
+import { SECRET } from '../../runtime/kinds.js';
 import { SSH_HOST_CERTIFICATE } from '../kinds.js';
-import type { SecretObject } from '../secret-values.js';
+import type { ReferencedObject } from '../shared/ready-references.js';
+import type { SecretObject } from '../shared/secret-values.js';
 import { CERTIFICATE_ID_ANNOTATION, CERTIFICATE_KEY } from './certificate-secret.js';
 import {
   type ResolvedCertificate,
@@ -55,6 +56,7 @@ function ownedSecret(certificateId: string, certificate: string): SecretObject {
   return {
     metadata: {
       name: 'web-certificate',
+      namespace: 'ns',
       ownerReferences: [
         { apiVersion: 'edgeward.dev/v1alpha1', kind: 'SSHHostCertificate', name: 'web', uid: UID },
       ],
@@ -66,21 +68,13 @@ function ownedSecret(certificateId: string, certificate: string): SecretObject {
 
 function harness(secret: SecretObject | undefined, authority?: ReferencedObject) {
   const writes: SecretObject[] = [];
-  const secrets = {
-    async get() {
-      if (!secret) throw Object.assign(new Error('not found'), { code: 404 });
-      return secret;
-    },
-    async create(object: SecretObject) {
-      writes.push(object);
-      return object;
-    },
-    async replace(object: SecretObject) {
-      writes.push(object);
-      return object;
-    },
-  } as unknown as ResourceClient<SecretObject>;
-  const authorities = { cache: { get: () => authority } } as unknown as Informer<ReferencedObject>;
+  const secrets = new FakeResourceClient<SecretObject>(SECRET, secret ? [secret] : []);
+  const recordWrite = ({ object }: { object?: SecretObject }) => {
+    if (object) writes.push(object);
+  };
+  secrets.intercept('create', recordWrite);
+  secrets.intercept('replace', recordWrite);
+  const authorities = new FakeInformer<ReferencedObject>(authority ? [authority] : []);
   const sync = sshCertificateSync(
     { secrets, authorities },
     {
@@ -103,7 +97,7 @@ async function resolved(object: SshCertificateObject, secret: SecretObject | und
 
 describe('SSH certificate decisions', () => {
   it('refuses a foreign Secret before signing, and waits for a referenced CA to be Ready', async () => {
-    const foreign: SecretObject = { metadata: { name: 'web-certificate' }, data: {} };
+    const foreign: SecretObject = { metadata: { name: 'web-certificate', namespace: 'ns' }, data: {} };
     const conflict = await harness(foreign).sync.resolve(certificateObject(), {} as never);
     expect(conflict).toMatchObject({ ready: false, reason: 'SecretConflict' });
 
@@ -112,12 +106,12 @@ describe('SSH certificate decisions', () => {
       sshCertificateAuthorityRef: { name: 'ca' },
     });
     const notReady = await harness(undefined, {
-      metadata: { name: 'ca' },
+      metadata: { name: 'ca', namespace: 'ns' },
       status: { id: 'sshca_9' },
     }).sync.resolve(byRef, {} as never);
     expect(notReady).toMatchObject({ ready: false, reason: 'ReferenceNotReady' });
     const ready = await harness(undefined, {
-      metadata: { name: 'ca' },
+      metadata: { name: 'ca', namespace: 'ns' },
       status: { id: 'sshca_9', conditions: [{ type: 'Ready', status: 'True' } as never] },
     }).sync.resolve(byRef, {} as never);
     expect(ready.ready && ready.value.caId).toBe('sshca_9');

@@ -2,21 +2,21 @@ import type { SshHostCertificate } from '../../../schemas/ssh-certificates.js';
 import { parseRfc3339 } from '../../../schemas/ssh-certificates.js';
 import type { SshCertificateStatus } from '../../crds/kinds/ssh-certificate-fields.js';
 import type { SshHostCertificateSpec } from '../../crds/kinds/ssh-host-certificate.js';
-import type { Informer } from '../../runtime/informer.js';
+import type { InformerReader } from '../../runtime/informer.js';
 import type { ResourceKind } from '../../runtime/kinds.js';
-import type { ResourceClient } from '../../runtime/resource-client.js';
-import { describedFields } from '../described-fields.js';
-import { type ReferencedObject, resolveRefs } from '../edges/references.js';
+import type { KubeResources } from '../../runtime/resource-client.js';
 import {
   ADOPT_ANNOTATION,
-  changedFields,
   type ManagedObject,
   type Resolution,
   type ResourceSync,
-  TerminalSyncError,
-} from '../managed-resource.js';
-import { releaseOwnedSecret } from '../owned-secrets.js';
-import type { SecretObject } from '../secret-values.js';
+} from '../managed/managed-resource.js';
+import { TerminalSyncError } from '../managed/sync-errors.js';
+import { changedFields } from '../shared/changed-fields.js';
+import { describedFields } from '../shared/described-fields.js';
+import { releaseOwnedSecret } from '../shared/owned-secrets.js';
+import { type ReferencedObject, resolveReadyId } from '../shared/ready-references.js';
+import type { SecretObject } from '../shared/secret-values.js';
 import {
   type CertificateSecretState,
   readCertificateSecret,
@@ -62,8 +62,8 @@ export interface CertificateRequest {
 }
 
 export interface CertificateSyncDeps {
-  secrets: ResourceClient<SecretObject>;
-  authorities: Informer<ReferencedObject>;
+  secrets: KubeResources<SecretObject>;
+  authorities: InformerReader<ReferencedObject>;
 }
 
 export function certificateSecretName(object: SshCertificateObject): string {
@@ -167,17 +167,15 @@ export function sshCertificateSync<T extends SshCertificateObject, Remote extend
       let caId = object.spec.sshCertificateAuthorityId;
       const caRef = object.spec.sshCertificateAuthorityRef;
       if (caRef) {
-        const resolved = resolveRefs(
+        const ca = resolveReadyId(
           authorities,
           object.metadata?.namespace,
-          [caRef],
+          caRef,
           'spec.sshCertificateAuthorityRef',
           'SSHCertificateAuthority',
         );
-        if ('notReady' in resolved) {
-          return { ready: false, reason: 'ReferenceNotReady', message: resolved.notReady };
-        }
-        caId = resolved.ids?.[0];
+        if (!ca.ready) return ca;
+        caId = ca.value;
       }
       if (!caId) {
         // CEL requires exactly one of the two; this only guards a CRD installed without it.

@@ -2,11 +2,11 @@ import type { SshHostCertificate } from '../../../schemas/ssh-certificates.js';
 import { SECRET } from '../../runtime/kinds.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { ownersOf } from '../../runtime/watch-mappers.js';
-import type { ReferencedObject } from '../edges/references.js';
 import { SSH_CERTIFICATE_AUTHORITY } from '../kinds.js';
-import { MANAGED_BY, MANAGED_BY_LABEL } from '../owned-secrets.js';
-import { registerManaged } from '../register-managed.js';
-import type { SecretObject } from '../secret-values.js';
+import { registerManaged } from '../managed/register-managed.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../shared/owned-secrets.js';
+import type { ReferencedObject } from '../shared/ready-references.js';
+import type { SecretObject } from '../shared/secret-values.js';
 import {
   type CertificateVariant,
   type SshCertificateObject,

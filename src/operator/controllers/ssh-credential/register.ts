@@ -1,9 +1,9 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import type { BotUserObject } from '../bot-user/sync.js';
-import { credentialOwnerReferences } from '../credential-owner.js';
 import { BOT_USER, SSH_CREDENTIAL } from '../kinds.js';
-import { registerManaged } from '../register-managed.js';
+import { registerManaged } from '../managed/register-managed.js';
+import { credentialOwnerReferences } from '../shared/credential-owner.js';
 import { type SshCredentialObject, sshCredentialSync } from './sync.js';
 
 /** SSHCredential -> `/ssh_credentials`. Watches its BotUser owner (by the reference index). */

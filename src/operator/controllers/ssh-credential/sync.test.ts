@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { EdgewardClient } from '../../../client/index.js';
+import { fakeEdgewardClient } from '../../../../test/support/fake/edgeward-client.js';
+import { FakeInformer } from '../../../../test/support/fake/informer.js';
 import type { SshCredential } from '../../../schemas/ssh-credentials.js';
-import type { Informer } from '../../runtime/informer.js';
 import type { BotUserObject } from '../bot-user/sync.js';
 import { type SshCredentialObject, sshCredentialSync } from './sync.js';
 
@@ -29,23 +29,23 @@ const remote: SshCredential = {
 
 function syncWith(bot: BotUserObject | undefined) {
   const patches: unknown[] = [];
-  const api = {
-    sshCredentials: {
-      update: async (_id: string, patch: unknown) => {
-        patches.push(patch);
-        return remote;
-      },
-    },
-  } as unknown as EdgewardClient;
-  const bots = { cache: { get: () => bot } } as unknown as Informer<BotUserObject>;
+  const api = fakeEdgewardClient(({ method, path, body }) => {
+    if (method !== 'PATCH' || path !== `/ssh_credentials/${remote.id}`) return undefined;
+    patches.push(body);
+    return { status: 200, body: remote };
+  });
+  const bots = new FakeInformer<BotUserObject>(bot ? [bot] : []);
   return { sync: sshCredentialSync({ api, bots }), patches };
 }
 
-const readyBot = {
-  metadata: { name: 'bot' },
-  spec: {},
-  status: { id: 'bot_1', conditions: [{ type: 'Ready', status: 'True' }] },
-} as unknown as BotUserObject;
+const readyBot: BotUserObject = {
+  metadata: { name: 'bot', namespace: 'ns' },
+  spec: { active: true, deletionPolicy: 'Delete' },
+  status: {
+    id: 'bot_1',
+    conditions: [{ type: 'Ready', status: 'True', reason: 'Created', message: '', lastTransitionTime: '' }],
+  },
+};
 
 describe('SSHCredential decisions', () => {
   it('waits for its BotUser owner to be Ready, then uses its id', async () => {

@@ -1,16 +1,13 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { SshCredential } from '../../../schemas/ssh-credentials.js';
 import type { SshCredentialSpec, SshCredentialStatus } from '../../crds/kinds/ssh-credential.js';
-import type { Informer } from '../../runtime/informer.js';
+import type { InformerReader } from '../../runtime/informer.js';
 import type { BotUserObject } from '../bot-user/sync.js';
-import { resolveCredentialOwner } from '../credential-owner.js';
-import { describedFields } from '../described-fields.js';
-import {
-  changedFields,
-  type ManagedObject,
-  type ResourceSync,
-  TerminalSyncError,
-} from '../managed-resource.js';
+import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
+import { TerminalSyncError } from '../managed/sync-errors.js';
+import { changedFields } from '../shared/changed-fields.js';
+import { resolveCredentialOwner } from '../shared/credential-owner.js';
+import { describedFields } from '../shared/described-fields.js';
 import { samePublicKey } from '../ssh-certificates/public-key.js';
 
 export type SshCredentialObject = ManagedObject & { spec: SshCredentialSpec; status?: SshCredentialStatus };
@@ -36,7 +33,7 @@ function desiredFields(object: SshCredentialObject) {
  */
 export function sshCredentialSync(deps: {
   api: EdgewardClient;
-  bots: Informer<BotUserObject>;
+  bots: InformerReader<BotUserObject>;
 }): ResourceSync<SshCredentialObject, ResolvedSshCredential, SshCredential> {
   const { api, bots } = deps;
   return {

@@ -6,7 +6,7 @@ import type {
 } from '../../crds/kinds/ssh-host-certificate.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { SSH_HOST_CERTIFICATE } from '../kinds.js';
-import type { ManagedObject } from '../managed-resource.js';
+import type { ManagedObject } from '../managed/managed-resource.js';
 import { registerSshCertificate } from '../ssh-certificates/register-certificate.js';
 
 export type SshHostCertificateObject = ManagedObject & {

@@ -3,7 +3,7 @@ import type {
   SshUserCertificateSpec,
   SshUserCertificateStatus,
 } from '../../crds/kinds/ssh-user-certificate.js';
-import type { ManagedObject } from '../managed-resource.js';
+import type { ManagedObject } from '../managed/managed-resource.js';
 
 export type SshUserCertificateObject = ManagedObject & {
   spec: SshUserCertificateSpec;

@@ -4,7 +4,7 @@ import type { TcpEdgeSpec, TcpEdgeStatus } from '../../crds/kinds/tcp-edge.js';
 import { backendAdapter, ipRestrictionAdapter, policyAdapter } from '../edges/edge-modules.js';
 import { edgeApiOf, edgeSync, type RemoteEdge } from '../edges/edge-sync.js';
 import type { EdgeReferenceInformers, ResolvedEdge } from '../edges/references.js';
-import type { ManagedObject, ResourceSync } from '../managed-resource.js';
+import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
 
 export type TcpEdgeObject = ManagedObject & { spec: TcpEdgeSpec; status?: TcpEdgeStatus };
 

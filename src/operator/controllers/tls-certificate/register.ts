@@ -2,8 +2,8 @@ import type { EdgewardClient } from '../../../client/index.js';
 import { SECRET } from '../../runtime/kinds.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { TLS_CERTIFICATE } from '../kinds.js';
-import { registerManaged } from '../register-managed.js';
-import { NAMED_SECRETS_WATCH, type SecretObject } from '../secret-values.js';
+import { registerManaged } from '../managed/register-managed.js';
+import { NAMED_SECRETS_WATCH, type SecretObject } from '../shared/secret-values.js';
 import { type TlsCertificateObject, tlsCertificateSync } from './sync.js';
 
 /** TLSCertificate -> `/tls_certificates`, its private key read from a Secret for the create. */

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { EdgewardClient } from '../../../client/index.js';
-import type { ResourceClient } from '../../runtime/resource-client.js';
-import type { SecretObject } from '../secret-values.js';
+import { fakeEdgewardClient } from '../../../../test/support/fake/edgeward-client.js';
+import { FakeResourceClient } from '../../../../test/support/fake/resource-client.js';
+import { SECRET } from '../../runtime/kinds.js';
+import type { SecretObject } from '../shared/secret-values.js';
 import { type TlsCertificateObject, tlsCertificateSync } from './sync.js';
 
 /** Unit test of when the private key is read; the e2e test proves the upload on a real server. */
@@ -11,21 +12,15 @@ const KEY_PEM = '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIA==\n-----END
 function world(secret: SecretObject | undefined) {
   const reads: string[] = [];
   const bodies: unknown[] = [];
-  const secrets = {
-    async get(_ns: string, name: string) {
-      reads.push(name);
-      if (!secret) throw Object.assign(new Error('not found'), { code: 404 });
-      return secret;
-    },
-  } as unknown as ResourceClient<SecretObject>;
-  const api = {
-    tlsCertificates: {
-      async create(body: unknown) {
-        bodies.push(body);
-        return { id: 'cert_2' };
-      },
-    },
-  } as unknown as EdgewardClient;
+  const secrets = new FakeResourceClient<SecretObject>(SECRET, secret ? [secret] : []);
+  secrets.intercept('get', ({ name }) => {
+    if (name) reads.push(name);
+  });
+  const api = fakeEdgewardClient(({ method, path, body }) => {
+    if (method !== 'POST' || path !== '/tls_certificates') return undefined;
+    bodies.push(body);
+    return { status: 201, body: { id: 'cert_2' } };
+  });
   return { sync: tlsCertificateSync(api, secrets), reads, bodies };
 }
 
@@ -41,7 +36,7 @@ function certificate(
 }
 
 const keySecret: SecretObject = {
-  metadata: { name: 'web-key', resourceVersion: '3' },
+  metadata: { name: 'web-key', namespace: 'ns', resourceVersion: '3' },
   data: { 'tls.key': Buffer.from(KEY_PEM).toString('base64') },
 };
 

@@ -1,18 +1,18 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { TlsCertificate } from '../../../schemas/tls-certificates.js';
 import type { TlsCertificateSpec, TlsCertificateStatus } from '../../crds/kinds/tls-certificate.js';
-import type { ResourceClient } from '../../runtime/resource-client.js';
-import { describedFields } from '../described-fields.js';
+import type { KubeResources } from '../../runtime/resource-client.js';
 import {
   ADOPT_ANNOTATION,
-  changedFields,
   type ManagedObject,
   type Resolution,
   type ResourceSync,
-  TerminalSyncError,
-} from '../managed-resource.js';
-import { readSecretValues, type SecretObject, secretValue } from '../secret-values.js';
-import { sameLeafCertificate, x509Status } from '../x509-fields.js';
+} from '../managed/managed-resource.js';
+import { TerminalSyncError } from '../managed/sync-errors.js';
+import { changedFields } from '../shared/changed-fields.js';
+import { describedFields } from '../shared/described-fields.js';
+import { readSecretValues, type SecretObject, secretValue } from '../shared/secret-values.js';
+import { sameLeafCertificate, x509Status } from '../shared/x509-fields.js';
 
 export type TlsCertificateObject = ManagedObject & {
   spec: TlsCertificateSpec;
@@ -39,7 +39,7 @@ function desiredFields(object: TlsCertificateObject) {
  */
 export function tlsCertificateSync(
   api: EdgewardClient,
-  secrets: ResourceClient<SecretObject>,
+  secrets: KubeResources<SecretObject>,
 ): ResourceSync<TlsCertificateObject, ResolvedTlsCertificate, TlsCertificate> {
   async function readPrivateKey(object: TlsCertificateObject): Promise<Resolution<string>> {
     const read = await readSecretValues(secrets, object.metadata?.namespace, [

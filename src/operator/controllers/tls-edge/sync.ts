@@ -10,7 +10,7 @@ import {
 } from '../edges/edge-modules.js';
 import { edgeApiOf, edgeSync, type RemoteEdge } from '../edges/edge-sync.js';
 import type { EdgeReferenceInformers, ResolvedEdge } from '../edges/references.js';
-import type { ManagedObject, ResourceSync } from '../managed-resource.js';
+import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
 
 export type TlsEdgeObject = ManagedObject & { spec: TlsEdgeSpec; status?: TlsEdgeStatus };
 

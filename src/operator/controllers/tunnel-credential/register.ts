@@ -3,11 +3,11 @@ import { SECRET } from '../../runtime/kinds.js';
 import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { ownersOf } from '../../runtime/watch-mappers.js';
 import type { BotUserObject } from '../bot-user/sync.js';
-import { credentialOwnerReferences } from '../credential-owner.js';
 import { BOT_USER, TUNNEL_CREDENTIAL } from '../kinds.js';
-import { MANAGED_BY, MANAGED_BY_LABEL } from '../owned-secrets.js';
-import { registerManaged } from '../register-managed.js';
-import type { SecretObject } from '../secret-values.js';
+import { registerManaged } from '../managed/register-managed.js';
+import { credentialOwnerReferences } from '../shared/credential-owner.js';
+import { MANAGED_BY, MANAGED_BY_LABEL } from '../shared/owned-secrets.js';
+import type { SecretObject } from '../shared/secret-values.js';
 import { type TunnelCredentialObject, tunnelCredentialSync } from './sync.js';
 
 /**

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { EdgewardClient } from '../../../client/index.js';
+import { fakeEdgewardClient } from '../../../../test/support/fake/edgeward-client.js';
+import { FakeInformer } from '../../../../test/support/fake/informer.js';
+import { FakeResourceClient } from '../../../../test/support/fake/resource-client.js';
 import type { Credential } from '../../../schemas/credentials.js';
-import type { Informer } from '../../runtime/informer.js';
-import type { ResourceClient } from '../../runtime/resource-client.js';
+import { SECRET } from '../../runtime/kinds.js';
 import type { BotUserObject } from '../bot-user/sync.js';
-import type { SecretObject } from '../secret-values.js';
+import type { SecretObject } from '../shared/secret-values.js';
 import { type TunnelCredentialObject, tunnelCredentialSync } from './sync.js';
 
 /** Unit test of the token-Secret decisions only; the e2e test proves them on a real cluster. */
@@ -26,6 +27,7 @@ function ownedSecret(credentialId: string, token: string, storedToken = token): 
   return {
     metadata: {
       name: 'agent-token',
+      namespace: 'ns',
       ownerReferences: [
         { apiVersion: 'edgeward.dev/v1alpha1', kind: 'TunnelCredential', name: 'agent', uid: UID },
       ],
@@ -36,21 +38,19 @@ function ownedSecret(credentialId: string, token: string, storedToken = token): 
 }
 
 function syncWith(secret: SecretObject | undefined) {
-  const secrets = {
-    async get() {
-      if (!secret) throw Object.assign(new Error('not found'), { code: 404 });
-      return secret;
-    },
-  } as unknown as ResourceClient<SecretObject>;
-  return syncOver(secrets);
+  return syncOver(secretsHolding(secret));
+}
+
+function secretsHolding(secret: SecretObject | undefined) {
+  return new FakeResourceClient<SecretObject>(SECRET, secret ? [secret] : []);
 }
 
 /** The sync over a fake Secret client; no server calls are expected, no BotUser is named. */
-function syncOver(secrets: ResourceClient<SecretObject>) {
+function syncOver(secrets: FakeResourceClient<SecretObject>) {
   return tunnelCredentialSync({
-    api: {} as EdgewardClient,
+    api: fakeEdgewardClient(),
     secrets,
-    bots: { cache: { get: () => undefined } } as unknown as Informer<BotUserObject>,
+    bots: new FakeInformer<BotUserObject>(),
   });
 }
 
@@ -80,11 +80,14 @@ describe('TunnelCredential token Secret decisions', () => {
   });
 
   it('refuses a foreign Secret, and waits for the token when adopting', async () => {
-    const foreign: SecretObject = { metadata: { name: 'agent-token' }, data: { token: base64('mine') } };
+    const foreign: SecretObject = {
+      metadata: { name: 'agent-token', namespace: 'ns' },
+      data: { token: base64('mine') },
+    };
     expect(await replacementReason(credentialObject({}, 'cr_1'), foreign)).toBe('not ready: SecretConflict');
     const adopting = credentialObject({ 'edgeward.dev/adopt-id': 'cr_1' });
     expect(await replacementReason(adopting, undefined)).toBe('not ready: TokenUnavailable');
-    const empty: SecretObject = { metadata: { name: 'agent-token' }, data: {} };
+    const empty: SecretObject = { metadata: { name: 'agent-token', namespace: 'ns' }, data: {} };
     expect(await replacementReason(adopting, empty)).toBe('not ready: TokenUnavailable');
     const sync = syncWith(foreign);
     const resolution = await sync.resolve(adopting, {} as never);
@@ -92,20 +95,11 @@ describe('TunnelCredential token Secret decisions', () => {
   });
 
   it('moves the token to a renamed Secret instead of replacing the credential', async () => {
-    const stored = new Map<string, SecretObject>([['agent-token', ownedSecret('cr_1', 'ewt_a')]]);
+    const secrets = secretsHolding(ownedSecret('cr_1', 'ewt_a'));
     const writes: string[] = [];
-    const secrets = {
-      async get(_ns: string, name: string) {
-        const found = stored.get(name);
-        if (!found) throw Object.assign(new Error('not found'), { code: 404 });
-        return found;
-      },
-      async create(secret: SecretObject) {
-        writes.push(`create ${secret.metadata?.name}`);
-        stored.set(secret.metadata?.name ?? '', secret);
-        return secret;
-      },
-    } as unknown as ResourceClient<SecretObject>;
+    secrets.intercept('*', ({ verb, name }) => {
+      if (verb !== 'get') writes.push(`${verb} ${name}`);
+    });
     const sync = syncOver(secrets);
     const object = {
       ...credentialObject({}, 'cr_1'),
@@ -122,21 +116,21 @@ describe('TunnelCredential token Secret decisions', () => {
       acl: [],
     } as Credential);
     expect(writes).toEqual(['create renamed']);
-    const moved = stored.get('renamed');
+    const moved = secrets.stored('ns', 'renamed');
     expect(Buffer.from(moved?.data?.token ?? '', 'base64').toString()).toBe('ewt_a');
     expect(moved?.metadata?.annotations?.['edgeward.dev/credential-id']).toBe('cr_1');
   });
 
   it('takes no Secret over when the adopted credential has another owner', async () => {
     const replaced: string[] = [];
-    const foreign: SecretObject = { metadata: { name: 'agent-token' }, data: { token: base64('mine') } };
-    const secrets = {
-      get: async () => foreign,
-      replace: async (secret: SecretObject) => {
-        replaced.push(secret.metadata?.name ?? '');
-        return secret;
-      },
-    } as unknown as ResourceClient<SecretObject>;
+    const foreign: SecretObject = {
+      metadata: { name: 'agent-token', namespace: 'ns' },
+      data: { token: base64('mine') },
+    };
+    const secrets = secretsHolding(foreign);
+    secrets.intercept('replace', ({ name }) => {
+      replaced.push(name ?? '');
+    });
     const sync = syncOver(secrets);
     const adopting = {
       ...credentialObject({ 'edgeward.dev/adopt-id': 'cr_1' }),
@@ -151,20 +145,15 @@ describe('TunnelCredential token Secret decisions', () => {
   });
 
   it('releases its Secret (no ownerReference, no managed-by label) when orphaning the credential', async () => {
-    let stored = ownedSecret('cr_1', 'ewt_a');
-    stored.metadata = {
-      ...stored.metadata,
+    const owned = ownedSecret('cr_1', 'ewt_a');
+    owned.metadata = {
+      ...owned.metadata,
       labels: { 'app.kubernetes.io/managed-by': 'edgeward-operator', keep: 'me' },
     };
-    const secrets = {
-      get: async () => stored,
-      replace: async (secret: SecretObject) => {
-        stored = secret;
-        return secret;
-      },
-    } as unknown as ResourceClient<SecretObject>;
+    const secrets = secretsHolding(owned);
     const sync = syncOver(secrets);
     await sync.orphan?.(credentialObject({}, 'cr_1'));
+    const stored = secrets.stored('ns', 'agent-token')!;
     expect(stored.metadata?.ownerReferences).toEqual([]);
     expect(stored.metadata?.labels).toEqual({ keep: 'me' });
     expect(Buffer.from(stored.data?.token ?? '', 'base64').toString()).toBe('ewt_a');

@@ -2,25 +2,28 @@ import { createHash } from 'node:crypto';
 import type { EdgewardClient } from '../../../client/index.js';
 import type { Credential } from '../../../schemas/credentials.js';
 import type { TunnelCredentialSpec, TunnelCredentialStatus } from '../../crds/kinds/tunnel-credential.js';
-import { isNotFound } from '../../runtime/api-errors.js';
-import type { Informer } from '../../runtime/informer.js';
-import type { ResourceClient } from '../../runtime/resource-client.js';
-import { sameJson } from '../../runtime/status-writer.js';
-import { controllerReference } from '../../runtime/watch-mappers.js';
+import { getIfExists } from '../../runtime/get-if-exists.js';
+import type { InformerReader } from '../../runtime/informer.js';
+import type { KubeResources } from '../../runtime/resource-client.js';
 import type { BotUserObject } from '../bot-user/sync.js';
-import { resolveCredentialOwner } from '../credential-owner.js';
-import { describedFields } from '../described-fields.js';
 import { TUNNEL_CREDENTIAL } from '../kinds.js';
 import {
   ADOPT_ANNOTATION,
-  changedFields,
   type ManagedObject,
   type Resolution,
   type ResourceSync,
-  TerminalSyncError,
-} from '../managed-resource.js';
-import { MANAGED_BY, MANAGED_BY_LABEL, ownedBy, releaseOwnedSecret } from '../owned-secrets.js';
-import type { SecretObject } from '../secret-values.js';
+} from '../managed/managed-resource.js';
+import { TerminalSyncError } from '../managed/sync-errors.js';
+import { changedFields } from '../shared/changed-fields.js';
+import { resolveCredentialOwner } from '../shared/credential-owner.js';
+import { describedFields } from '../shared/described-fields.js';
+import {
+  ownedBy,
+  ownedSecretMetadata,
+  releaseOwnedSecret,
+  writeOwnedSecret,
+} from '../shared/owned-secrets.js';
+import type { SecretObject } from '../shared/secret-values.js';
 
 export type TunnelCredentialObject = ManagedObject & {
   spec: TunnelCredentialSpec;
@@ -72,8 +75,8 @@ function desiredFields(object: TunnelCredentialObject) {
 
 export interface TunnelCredentialDeps {
   api: EdgewardClient;
-  secrets: ResourceClient<SecretObject>;
-  bots: Informer<BotUserObject>;
+  secrets: KubeResources<SecretObject>;
+  bots: InformerReader<BotUserObject>;
 }
 
 /**
@@ -111,12 +114,7 @@ export function tunnelCredentialSync(
       if (!owner.ready) return owner;
       const ownerId = owner.value;
       const secretName = tokenSecretName(object);
-      let secret: SecretObject | undefined;
-      try {
-        secret = await secrets.get(namespace, secretName);
-      } catch (error) {
-        if (!isNotFound(error)) throw error;
-      }
+      const secret = await getIfExists(secrets, namespace, secretName);
       let state = tokenSecretState(object, secret);
       if (!secret) state = (await movableToken(secrets, object, secretName)) ?? state;
       if (adopting(object) && state.state !== 'adoptable' && state.state !== 'owned') {
@@ -219,43 +217,39 @@ function tokenSecretState(
 
 /** The old Secret, when spec.tokenSecretName changed and it holds the intact token of status.id. */
 async function movableToken(
-  secrets: ResourceClient<SecretObject>,
+  secrets: KubeResources<SecretObject>,
   object: TunnelCredentialObject,
   newName: string,
 ): Promise<TokenSecretState | undefined> {
   const oldName = object.status?.tokenSecretName;
   const id = object.status?.id;
   if (!oldName || !id || oldName === newName) return undefined;
-  let old: SecretObject;
-  try {
-    old = await secrets.get(object.metadata?.namespace, oldName);
-  } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw new Error(`reading the previous token Secret ${oldName}`, { cause: error });
-  }
+  const old = await getIfExists(
+    secrets,
+    object.metadata?.namespace,
+    oldName,
+    `reading the previous token Secret ${oldName}`,
+  );
+  if (!old) return undefined;
   const state = tokenSecretState(object, old);
   if (state.state !== 'owned' || state.credentialId !== id || !state.tokenIntact) return undefined;
   return { state: 'movable', token: tokenIn(old) };
 }
 
-/** The metadata the operator puts on a token Secret it owns. */
-function tokenSecretMetadata(owner: TunnelCredentialObject, credentialId: string, token: string) {
-  return {
-    labels: { [MANAGED_BY_LABEL]: MANAGED_BY },
-    annotations: { [CREDENTIAL_ID_ANNOTATION]: credentialId, [TOKEN_SHA256_ANNOTATION]: sha256(token) },
-    ownerReferences: [controllerReference(owner, TUNNEL_CREDENTIAL)],
-  };
+/** On the token Secret: the credential its token belongs to and the token's SHA-256. */
+function tokenAnnotations(credentialId: string, token: string): Record<string, string> {
+  return { [CREDENTIAL_ID_ANNOTATION]: credentialId, [TOKEN_SHA256_ANNOTATION]: sha256(token) };
 }
 
 /** Adopting: the user's Secret with the adopted credential's token becomes the CR's; data untouched. */
 async function takeOverTokenSecret(
-  secrets: ResourceClient<SecretObject>,
+  secrets: KubeResources<SecretObject>,
   owner: TunnelCredentialObject,
   secret: SecretObject,
   credentialId: string,
   token: string,
 ): Promise<void> {
-  const wanted = tokenSecretMetadata(owner, credentialId, token);
+  const wanted = ownedSecretMetadata(owner, TUNNEL_CREDENTIAL, tokenAnnotations(credentialId, token));
   await secrets.replace({
     ...secret,
     metadata: {
@@ -267,48 +261,16 @@ async function takeOverTokenSecret(
   });
 }
 
-/** Creates the Secret, or replaces the data of the one this CR already owns. */
+/** Creates the token Secret, or replaces the data of the one this CR already owns. */
 async function writeTokenSecret(
-  secrets: ResourceClient<SecretObject>,
+  secrets: KubeResources<SecretObject>,
   owner: TunnelCredentialObject,
   name: string,
   credentialId: string,
   token: string,
 ): Promise<void> {
-  const namespace = owner.metadata?.namespace;
-  const metadata = tokenSecretMetadata(owner, credentialId, token);
-  const secret: SecretObject = {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name, namespace, ...metadata },
-    type: 'Opaque',
+  await writeOwnedSecret(secrets, owner, TUNNEL_CREDENTIAL, name, {
+    annotations: tokenAnnotations(credentialId, token),
     data: { [TOKEN_KEY]: Buffer.from(token, 'utf8').toString('base64') },
-  };
-  let existing: SecretObject | undefined;
-  try {
-    existing = await secrets.get(namespace, name);
-  } catch (error) {
-    if (!isNotFound(error)) throw error;
-  }
-  if (!existing) {
-    await secrets.create(secret);
-    return;
-  }
-  if (!ownedBy(existing, owner)) {
-    throw new TerminalSyncError(
-      'SecretConflict',
-      `Secret ${name} appeared and is not owned by this TunnelCredential`,
-    );
-  }
-  const labels = { ...existing.metadata?.labels, ...metadata.labels };
-  const annotations = { ...existing.metadata?.annotations, ...metadata.annotations };
-  // A replayed create rewrites the same token: nothing to write (and no watch event to cause).
-  if (sameJson(existing.data, secret.data) && sameJson(existing.metadata?.annotations, annotations)) {
-    if (sameJson(existing.metadata?.labels, labels)) return;
-  }
-  await secrets.replace({
-    ...existing,
-    metadata: { ...existing.metadata, labels, annotations },
-    data: secret.data,
   });
 }

@@ -1,5 +1,4 @@
 import { ApiException } from '@kubernetes/client-node';
-import { retryAfterMs } from '../../client/retry-policy.js';
 
 /**
  * The HTTP status of a failed Kubernetes call: `ApiException.code` from API clients, `statusCode`
@@ -15,17 +14,11 @@ export function statusCodeOf(error: unknown): number | undefined {
   return undefined;
 }
 
-export const isNotFound = (error: unknown) => statusCodeOf(error) === 404;
+/** 404 from Kubernetes (the edgeward API's is `isEdgewardNotFound`, in controllers/shared). */
+export const isKubeNotFound = (error: unknown) => statusCodeOf(error) === 404;
 export const isConflict = (error: unknown) => statusCodeOf(error) === 409;
 /** 410: a resourceVersion or continue token too old to be served; the remedy is a fresh list. */
 export const isGone = (error: unknown) => statusCodeOf(error) === 410;
-
-/** Retry-After of a Kubernetes 429/503 in ms, when the server sent one. */
-export function retryAfterOf(error: unknown): number | undefined {
-  if (!(error instanceof ApiException)) return undefined;
-  const headers = error.headers as Record<string, string | undefined>;
-  return retryAfterMs(headers['retry-after']);
-}
 
 /** The `message` of a Kubernetes Status body, else the error's own message: for logs and errors. */
 export function describeKubeError(error: unknown): string {

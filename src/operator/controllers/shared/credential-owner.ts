@@ -1,8 +1,7 @@
-import { isConditionTrue } from '../runtime/conditions.js';
-import type { Informer } from '../runtime/informer.js';
-import type { BotUserObject } from './bot-user/sync.js';
-import { BOT_USER } from './kinds.js';
-import type { Resolution } from './managed-resource.js';
+import type { InformerReader } from '../../runtime/informer.js';
+import { BOT_USER } from '../kinds.js';
+import type { Resolution } from '../managed/managed-resource.js';
+import { type ReferencedObject, resolveReadyId } from './ready-references.js';
 
 /** How a credential spec names its owner: a BotUser of the namespace, or a raw server id. */
 export interface CredentialOwnerSpec {
@@ -16,21 +15,12 @@ export interface CredentialOwnerSpec {
  * server then makes the caller, the operator, the owner).
  */
 export function resolveCredentialOwner(
-  bots: Informer<BotUserObject>,
+  bots: InformerReader<ReferencedObject>,
   namespace: string | undefined,
   spec: CredentialOwnerSpec,
 ): Resolution<string | undefined> {
-  const ownerRef = spec.ownerRef;
-  if (!ownerRef) return { ready: true, value: spec.ownerId };
-  const bot = bots.cache.get(namespace, ownerRef.name);
-  if (!bot?.status?.id || !isConditionTrue(bot.status.conditions, 'Ready')) {
-    return {
-      ready: false,
-      reason: 'ReferenceNotReady',
-      message: `spec.ownerRef: BotUser ${ownerRef.name} is not Ready`,
-    };
-  }
-  return { ready: true, value: bot.status.id };
+  if (!spec.ownerRef) return { ready: true, value: spec.ownerId };
+  return resolveReadyId(bots, namespace, spec.ownerRef, 'spec.ownerRef', BOT_USER.kind);
 }
 
 /** The reference-index entry of a credential's owner (what the BotUser watch maps back from). */

@@ -1,9 +1,9 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { isNotFound } from '../runtime/api-errors.js';
-import { SECRET } from '../runtime/kinds.js';
-import type { WatchSpec } from '../runtime/manager.js';
-import type { ResourceClient } from '../runtime/resource-client.js';
-import type { Resolution } from './managed-resource.js';
+import { getIfExists } from '../../runtime/get-if-exists.js';
+import { SECRET } from '../../runtime/kinds.js';
+import type { WatchSpec } from '../../runtime/manager.js';
+import type { KubeResources } from '../../runtime/resource-client.js';
+import type { Resolution } from '../managed/managed-resource.js';
 
 export interface SecretObject extends KubernetesObject {
   type?: string;
@@ -51,7 +51,7 @@ export function secretReferences(requests: readonly SecretKeyRequest[]): { kind:
  * are kept, so `secretsChanged` can tell when to send them again.
  */
 export async function readSecretValues(
-  secrets: ResourceClient<SecretObject>,
+  secrets: KubeResources<SecretObject>,
   namespace: string | undefined,
   requests: readonly SecretKeyRequest[],
 ): Promise<Resolution<SecretValues>> {
@@ -60,12 +60,10 @@ export async function readSecretValues(
   const read = new Map<string, SecretObject | undefined>();
   for (const { field, ref } of requests) {
     if (!read.has(ref.name)) {
-      try {
-        read.set(ref.name, await secrets.get(namespace, ref.name));
-      } catch (error) {
-        if (!isNotFound(error)) throw new Error(`${field}: reading Secret ${ref.name}`, { cause: error });
-        read.set(ref.name, undefined);
-      }
+      read.set(
+        ref.name,
+        await getIfExists(secrets, namespace, ref.name, `${field}: reading Secret ${ref.name}`),
+      );
     }
     const secret = read.get(ref.name);
     if (!secret) {

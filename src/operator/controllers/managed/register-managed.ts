@@ -1,11 +1,8 @@
-import type { ResourceKind } from '../runtime/kinds.js';
-import type { Controller, Manager, RegisteredController } from '../runtime/manager.js';
-import {
-  type ManagedObject,
-  type RemoteResource,
-  type ResourceSync,
-  reconcileManaged,
-} from './managed-resource.js';
+import type { ResourceKind } from '../../runtime/kinds.js';
+import type { Controller, Manager, RegisteredController } from '../../runtime/manager.js';
+import type { ManagedController } from './managed-controller.js';
+import type { ManagedObject, RemoteResource, ResourceSync } from './managed-resource.js';
+import { reconcileManaged } from './reconcile.js';
 
 /**
  * Registers a kind whose reconcile is the managed skeleton around `sync`: its shared informer and
@@ -17,12 +14,12 @@ export function registerManaged<T extends ManagedObject, R, Remote extends Remot
   sync: ResourceSync<T, R, Remote>,
   options: Pick<Controller<T>, 'references' | 'watches'> = {},
 ): RegisteredController<T> {
-  const controller = {
-    manager,
-    kind,
+  const controller: ManagedController<T, R, Remote> = {
     client: manager.resources<T>(kind),
     informer: manager.informer<T>(kind),
     sync,
+    statusWriter: manager.statusWriter,
+    events: manager.events,
   };
   return manager.register<T>({
     kind,

@@ -1,18 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { EdgewardApiError, EdgewardTransportError } from '../../client/errors.js';
-import type { Informer } from '../runtime/informer.js';
-import { silentLogger } from '../runtime/logger.js';
-import type { Manager, ReconcileContext } from '../runtime/manager.js';
-import type { JsonPatchOperation, ResourceClient } from '../runtime/resource-client.js';
-import { StatusWriter } from '../runtime/status-writer.js';
-import {
-  type ManagedController,
-  type ManagedObject,
-  type RemoteResource,
-  type ResourceSync,
-  reconcileManaged,
-  SyncProgressError,
-} from './managed-resource.js';
+import { FakeInformer } from '../../../../test/support/fake/informer.js';
+import { FakeResourceClient } from '../../../../test/support/fake/resource-client.js';
+import { EdgewardApiError, EdgewardTransportError } from '../../../client/errors.js';
+import type { EventReporter } from '../../runtime/events.js';
+import { silentLogger } from '../../runtime/logger.js';
+import type { ReconcileContext } from '../../runtime/manager.js';
+import { StatusWriter } from '../../runtime/status-writer.js';
+import type { ManagedController } from './managed-controller.js';
+import type { ManagedObject, RemoteResource, ResourceSync } from './managed-resource.js';
+import { reconcileManaged } from './reconcile.js';
+import { SyncProgressError } from './sync-errors.js';
 
 type Thing = ManagedObject & { spec: { name: string; deletionPolicy?: 'Delete' | 'Orphan' } };
 type RemoteThing = RemoteResource & { name: string };
@@ -32,7 +29,7 @@ function apiError(statusCode: number): EdgewardApiError {
   });
 }
 
-/** A fake cluster object store and server: records every Kubernetes and API write. */
+/** A fake cluster (object store and informer) and server: records every Kubernetes and API write. */
 function harness(
   initial: Partial<Thing> & { spec: Thing['spec'] },
   resolve: ResourceSync<Thing, undefined, RemoteThing>['resolve'] = async () => ({
@@ -40,59 +37,45 @@ function harness(
     value: undefined,
   }),
 ) {
-  let stored: Thing = {
-    apiVersion: 'edgeward.dev/v1alpha1',
-    kind: 'Thing',
-    ...initial,
-    metadata: {
-      name: 'a',
-      namespace: 'ns',
-      uid: 'uid-1',
-      generation: 3,
-      resourceVersion: '1',
-      ...initial.metadata,
+  const client = new FakeResourceClient<Thing>(KIND, [
+    {
+      apiVersion: 'edgeward.dev/v1alpha1',
+      kind: 'Thing',
+      ...initial,
+      metadata: {
+        name: 'a',
+        namespace: 'ns',
+        uid: 'uid-1',
+        generation: 3,
+        resourceVersion: '1',
+        ...initial.metadata,
+      },
     },
+  ]);
+  /** The informer cache follows the store; `cacheShows` makes it show a stale object. */
+  const informer = FakeInformer.following(client);
+  const stored = (): Thing => {
+    const object = client.stored('ns', 'a');
+    if (!object) throw new Error('the Thing is not stored');
+    return object;
   };
   const kube: string[] = [];
   const api: string[] = [];
   const events: string[] = [];
   const server = new Map<string, RemoteThing>();
-  const bump = (next: Thing) => {
-    stored = {
-      ...next,
-      metadata: { ...next.metadata, resourceVersion: String(Number(stored.metadata?.resourceVersion) + 1) },
-    };
-    return stored;
-  };
-  const client = {
-    kind: KIND,
-    async get() {
-      return stored;
-    },
-    async patch(_ns: string, _name: string, ops: JsonPatchOperation[]) {
-      kube.push(`patch ${ops.map((op) => op.op).join(',')}`);
-      const finalizers = [...(stored.metadata?.finalizers ?? [])];
-      for (const op of ops) {
-        if (op.op === 'add') finalizers.push(...(Array.isArray(op.value) ? op.value : [op.value as string]));
-        if (op.op === 'remove') finalizers.splice(Number(op.path.split('/').pop()), 1);
-      }
-      return bump({ ...stored, metadata: { ...stored.metadata, finalizers } });
-    },
-    async replaceStatus(object: Thing) {
-      kube.push('status');
-      if (beforeNextStatusWrite) {
-        // Someone else wrote first (e.g. a spec edit): the write conflicts, as the apiserver's would.
-        const change = beforeNextStatusWrite;
-        beforeNextStatusWrite = undefined;
-        bump(change(stored));
-        throw Object.assign(new Error('conflict'), { code: 409 });
-      }
-      return bump({ ...stored, status: object.status });
-    },
-  } as unknown as ResourceClient<Thing>;
   let beforeNextStatusWrite: ((current: Thing) => Thing) | undefined;
-  /** What the informer cache shows; undefined = the stored object (an up-to-date cache). */
-  let cacheView: Thing | undefined;
+  client.intercept('patch', ({ patch }) => {
+    if (Array.isArray(patch)) kube.push(`patch ${patch.map((op) => op.op).join(',')}`);
+  });
+  client.intercept('replaceStatus', async () => {
+    kube.push('status');
+    if (beforeNextStatusWrite) {
+      // Someone else writes first (e.g. a spec edit): this write then conflicts, as the apiserver's would.
+      const change = beforeNextStatusWrite;
+      beforeNextStatusWrite = undefined;
+      await client.replace(change(stored()));
+    }
+  });
   const createdByKey = new Map<string, RemoteThing>();
   let failCreate: Error | undefined;
   let replaceBecause: string | undefined;
@@ -132,33 +115,29 @@ function harness(
     },
     needsReplacement: () => replaceBecause,
   };
-  const manager = {
-    statusWriter: new StatusWriter(),
-    events: {
-      async normal(_object: unknown, reason: string) {
-        events.push(`Normal ${reason}`);
-      },
-      async warning(_object: unknown, reason: string) {
-        events.push(`Warning ${reason}`);
-      },
+  const reporter: EventReporter = {
+    async normal(_object, reason) {
+      events.push(`Normal ${reason}`);
     },
-  } as unknown as Manager;
-  const informer = { cache: { get: () => cacheView ?? stored } } as unknown as Informer<Thing>;
+    async warning(_object, reason) {
+      events.push(`Warning ${reason}`);
+    },
+  };
   const controller: ManagedController<Thing, undefined, RemoteThing> = {
-    manager,
-    kind: KIND,
     client,
     informer,
     sync,
+    statusWriter: new StatusWriter(),
+    events: reporter,
   };
   return {
     reconcile: () => reconcileManaged(controller, request, context),
     reconcileWith: (custom: ReconcileContext) => reconcileManaged(controller, request, custom),
     get object() {
-      return stored;
+      return stored();
     },
     set object(next: Thing) {
-      stored = next;
+      client.put(next);
     },
     kube,
     api,
@@ -168,8 +147,8 @@ function harness(
       failCreate = error;
     },
     /** Makes the informer cache show `view` (stale) instead of the stored object. */
-    cacheShows(view: Thing | undefined) {
-      cacheView = view;
+    cacheShows(view: Thing) {
+      informer.put(view);
     },
     /** The next status write conflicts after `change` is applied to the stored object. */
     conflictOnNextStatusWrite(change: (current: Thing) => Thing) {

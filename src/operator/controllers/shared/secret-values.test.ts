@@ -1,24 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import type { ResourceClient } from '../runtime/resource-client.js';
+import { FakeResourceClient } from '../../../../test/support/fake/resource-client.js';
+import { SECRET } from '../../runtime/kinds.js';
 import { readSecretValues, type SecretObject, secretsChanged, secretValue } from './secret-values.js';
 
 const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
 function secretsOf(stored: Record<string, SecretObject>) {
   const reads: string[] = [];
-  const client = {
-    async get(_namespace: string | undefined, name: string) {
-      reads.push(name);
-      const secret = stored[name];
-      if (!secret) throw Object.assign(new Error('not found'), { code: 404 });
-      return secret;
-    },
-  } as unknown as ResourceClient<SecretObject>;
+  const client = new FakeResourceClient<SecretObject>(SECRET, Object.values(stored));
+  client.intercept('get', ({ name }) => {
+    if (name) reads.push(name);
+  });
   return { client, reads };
 }
 
 const oauth = {
-  metadata: { name: 'oauth', resourceVersion: '7' },
+  metadata: { name: 'oauth', namespace: 'ns', resourceVersion: '7' },
   data: { id: base64('client-id'), secret: base64('s3cret') },
 };
 

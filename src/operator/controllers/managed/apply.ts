@@ -1,0 +1,123 @@
+import { ConditionType, getCondition } from '../../runtime/conditions.js';
+import type { ReconcileContext } from '../../runtime/manager.js';
+import { announce } from './announce.js';
+import { deleteRemoteResource } from './delete.js';
+import type { ManagedController } from './managed-controller.js';
+import type { ManagedObject, RemoteResource } from './managed-resource.js';
+import type { Observation } from './observe.js';
+import { writeReady } from './status.js';
+import { SyncProgressError } from './sync-errors.js';
+
+/** What the server is brought to. */
+export interface Desired<T extends ManagedObject, R> {
+  /** The object, its finalizer in place. */
+  object: T;
+  resolved: R;
+  /** `<uid>-<generation>` of the object as the reconcile found it: its create's Idempotency-Key. */
+  createKey: string;
+}
+
+/**
+ * Brings the server to the spec from what `observeRemote` saw: creates what is not there,
+ * replaces what the sync says must be replaced (never an adopted resource), else updates only
+ * what differs. Each change is announced, and Ready written for the resulting resource.
+ */
+export async function applyDesired<T extends ManagedObject, R, Remote extends RemoteResource>(
+  controller: ManagedController<T, R, Remote>,
+  context: ReconcileContext,
+  desired: Desired<T, R>,
+  observed: Observation<Remote>,
+): Promise<void> {
+  const { remote, adoptId } = observed;
+  if (!remote) return createRemote(controller, context, desired, observed.statusId);
+  const replaceBecause = adoptId
+    ? undefined
+    : controller.sync.needsReplacement?.(desired.object, desired.resolved, remote);
+  if (replaceBecause) return replaceRemote(controller, context, desired, remote, replaceBecause);
+  return updateRemote(controller, context, desired, remote, adoptId);
+}
+
+async function createRemote<T extends ManagedObject, R, Remote extends RemoteResource>(
+  controller: ManagedController<T, R, Remote>,
+  context: ReconcileContext,
+  { object, resolved, createKey }: Desired<T, R>,
+  goneId: string | undefined,
+): Promise<void> {
+  const { sync } = controller;
+  // `<uid>-<generation>`: a retry (or a restart after a crash) before status.id is written
+  // replays the first create instead of making a second resource. Recreating one deleted on the
+  // server must not replay that old answer, so the gone id goes into the key (still stable
+  // across retries, as status.id keeps the gone id until the recreate is recorded).
+  const idempotencyKey = goneId ? `${createKey}-replaces-${goneId}` : createKey;
+  context.signal.throwIfAborted();
+  const created = await sync.create(object, resolved, { idempotencyKey });
+  try {
+    await sync.afterCreate?.(object, created);
+  } catch (error) {
+    // Record the id with the failure: a delete of the CR then deletes it, and a new spec does
+    // not create a second one (a sync repairs what afterCreate left undone, e.g. by replacing).
+    throw new SyncProgressError({ id: created.id, uri: created.uri }, error);
+  }
+  await announce(controller.events, context, object, created.id, 'Created', `created ${created.id}`);
+  await writeReady(controller, object, resolved, created, 'Created');
+}
+
+/**
+ * A replacement creates the new resource (under the key a recreate would use, so a crash
+ * anywhere in between replays the same new one), runs `afterCreate`, then deletes the old one.
+ */
+async function replaceRemote<T extends ManagedObject, R, Remote extends RemoteResource>(
+  controller: ManagedController<T, R, Remote>,
+  context: ReconcileContext,
+  { object, resolved, createKey }: Desired<T, R>,
+  remote: Remote,
+  because: string,
+): Promise<void> {
+  const { sync } = controller;
+  const replacement = await sync.create(object, resolved, {
+    idempotencyKey: `${createKey}-replaces-${remote.id}`,
+  });
+  await sync.afterCreate?.(object, replacement);
+  await deleteRemoteResource(sync, remote.id, object);
+  await announce(
+    controller.events,
+    context,
+    object,
+    replacement.id,
+    'Replaced',
+    `${because}: replaced ${remote.id} with ${replacement.id}`,
+    'warning',
+  );
+  await writeReady(controller, object, resolved, replacement, 'Replaced');
+}
+
+async function updateRemote<T extends ManagedObject, R, Remote extends RemoteResource>(
+  controller: ManagedController<T, R, Remote>,
+  context: ReconcileContext,
+  { object, resolved }: Desired<T, R>,
+  remote: Remote,
+  adoptId: string | undefined,
+): Promise<void> {
+  const { remote: updated, changed } = await controller.sync.update(object, resolved, remote);
+  let reason: string;
+  if (adoptId) {
+    reason = 'Adopted';
+    await announce(controller.events, context, object, updated.id, reason, `adopted ${updated.id}`);
+  } else if (changed) {
+    reason = 'Updated';
+    await announce(controller.events, context, object, updated.id, reason, `updated ${updated.id}`);
+  } else {
+    reason = unchangedReadyReason(object);
+  }
+  await writeReady(controller, object, resolved, updated, reason);
+}
+
+/**
+ * The Ready reason after a reconcile that changed nothing: the one already there when Ready is
+ * True (Created, Updated, ...), so a resync or a poke that finds no drift writes no status at
+ * all; UpToDate when it recovers from a failure or a pause.
+ */
+function unchangedReadyReason(object: ManagedObject): string {
+  const ready = getCondition(object.status?.conditions, ConditionType.Ready);
+  return ready?.status === 'True' ? ready.reason : 'UpToDate';
+}

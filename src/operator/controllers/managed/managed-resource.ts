@@ -1,0 +1,78 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Condition } from '../../runtime/conditions.js';
+import type { ReconcileContext } from '../../runtime/manager.js';
+
+/**
+ * What a managed kind supplies to the reconcile skeleton every edgeward controller shares (the
+ * shape of cert-manager's and Crossplane's managed resources; see reconcile.ts): how to resolve its
+ * references, read, create, update and delete its server resource, and its own status fields.
+ * Failures a sync may throw besides API errors are in sync-errors.ts.
+ */
+
+export const PAUSED_ANNOTATION = 'edgeward.dev/paused';
+export const ADOPT_ANNOTATION = 'edgeward.dev/adopt-id';
+
+export interface ManagedStatus {
+  id?: string;
+  uri?: string;
+  observedGeneration?: number;
+  conditions?: Condition[];
+  [field: string]: unknown;
+}
+
+export type ManagedObject = KubernetesObject & {
+  spec: { deletionPolicy?: 'Delete' | 'Orphan' };
+  status?: ManagedStatus;
+};
+
+export interface RemoteResource {
+  id: string;
+  uri: string;
+}
+
+/**
+ * What `resolve` found: the values the desired state needs, or why it cannot be built yet. A
+ * reference the controller watches needs no `retryAfterMs`: its becoming Ready enqueues this
+ * object (a timer as well would only fire a redundant reconcile once it is Ready); something not
+ * watched (a foreign Secret) gives one.
+ */
+export type Resolution<R> =
+  | { ready: true; value: R }
+  | { ready: false; reason: string; message: string; retryAfterMs?: number };
+
+export interface ResourceSync<T extends ManagedObject, R, Remote extends RemoteResource> {
+  /** Resolves references (other CRs, Secrets); not ready -> Ready=False, no API writes. */
+  resolve(object: T, context: ReconcileContext): Promise<Resolution<R>>;
+  /** Reads the server resource; `object` for kinds whose path needs more than the id (routes). */
+  get(id: string, object: T): Promise<Remote>;
+  create(object: T, resolved: R, options: { idempotencyKey: string }): Promise<Remote>;
+  /**
+   * Runs after a create and before the status write (e.g. storing a one-time token). Throwing
+   * retries the whole reconcile; the create is then replayed by its Idempotency-Key.
+   */
+  afterCreate?(object: T, remote: Remote): Promise<void>;
+  /** Brings `remote` to the desired state writing only what differs; `changed` false = no writes. */
+  update(object: T, resolved: R, remote: Remote): Promise<{ remote: Remote; changed: boolean }>;
+  /** Deletes the server resource `id` (only that one); 404 counts as done. */
+  delete(id: string, object: T): Promise<void>;
+  /**
+   * Deletes what the controller keeps besides the resource (recorded in status), when the CR is
+   * deleted with deletionPolicy Delete; also runs when no resource was ever created.
+   */
+  deleteKept?(object: T): Promise<void>;
+  /**
+   * Why the existing server resource must be replaced by a new one although it matches the spec
+   * (e.g. the one-time token it was created with is lost), or undefined. Not asked on adoption.
+   * A replacement creates the new resource (Idempotency-Key `<uid>-<generation>-replaces-<old id>`,
+   * the same key a recreate after a remote delete uses, so a crash anywhere in between replays the
+   * same new resource), runs `afterCreate`, then deletes the old one, then writes status.
+   */
+  needsReplacement?(object: T, resolved: R, remote: Remote): string | undefined;
+  /**
+   * Runs before the finalizer goes with deletionPolicy Orphan (the server resource stays): e.g.
+   * letting go of a Secret the CR owns, so garbage collection does not take the only token copy.
+   */
+  orphan?(object: T): Promise<void>;
+  /** Kind-specific status fields derived from the server resource. */
+  statusFields?(object: T, remote: Remote, resolved: R): Record<string, unknown>;
+}

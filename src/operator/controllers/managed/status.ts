@@ -1,0 +1,76 @@
+import { ConditionType, getCondition, setCondition } from '../../runtime/conditions.js';
+import type { ManagedController } from './managed-controller.js';
+import type { ManagedObject, ManagedStatus, RemoteResource } from './managed-resource.js';
+
+type ConditionFields = { status: 'True' | 'False'; reason: string; message: string };
+
+/** Everything one reconcile says in status: it is written once, at the end. */
+export interface StatusUpdate {
+  ready: ConditionFields;
+  synced: ConditionFields;
+  remote?: RemoteResource;
+  fields?: Record<string, unknown>;
+  /** Paused: only Synced speaks for this generation; Ready and observedGeneration stay as they were. */
+  paused?: boolean;
+}
+
+export async function writeStatus<T extends ManagedObject, R, Remote extends RemoteResource>(
+  controller: ManagedController<T, R, Remote>,
+  object: T,
+  update: StatusUpdate,
+): Promise<void> {
+  // The generation whose spec this reconcile worked from, not that of a copy re-read after a write
+  // conflict: stamping a newer one would claim (or, if terminal, skip) a spec never applied.
+  const worked = object.metadata?.generation;
+  await controller.statusWriter.write<ManagedStatus, T>(controller.client, object, (current) => {
+    const readyNow = getCondition(current.status?.conditions, ConditionType.Ready);
+    const readyGeneration = update.paused ? readyNow?.observedGeneration : worked;
+    let conditions = setCondition(
+      current.status?.conditions,
+      { type: ConditionType.Ready, ...update.ready },
+      { observedGeneration: readyGeneration },
+    );
+    conditions = setCondition(
+      conditions,
+      { type: ConditionType.Synced, ...update.synced },
+      { observedGeneration: worked },
+    );
+    const observedGeneration = update.paused ? current.status?.observedGeneration : worked;
+    const status: ManagedStatus = { ...current.status, ...update.fields, observedGeneration, conditions };
+    if (observedGeneration === undefined) delete status.observedGeneration;
+    if (update.remote) {
+      status.id = update.remote.id;
+      status.uri = update.remote.uri;
+    }
+    return status;
+  });
+}
+
+/** Ready and Synced True for `remote`, with the sync's own status fields. */
+export async function writeReady<T extends ManagedObject, R, Remote extends RemoteResource>(
+  controller: ManagedController<T, R, Remote>,
+  object: T,
+  resolved: R,
+  remote: Remote,
+  reason: string,
+): Promise<void> {
+  const message = `${remote.id} matches the spec`;
+  await writeStatus(controller, object, {
+    ready: { status: 'True', reason, message },
+    synced: { status: 'True', reason: 'Synced', message },
+    remote,
+    fields: controller.sync.statusFields?.(object, remote, resolved),
+  });
+}
+
+/** A condition as it stands, to write back unchanged (Pending when there is none yet). */
+export function currentCondition(object: ManagedObject, type: string): ConditionFields {
+  const condition = getCondition(object.status?.conditions, type);
+  return condition
+    ? {
+        status: condition.status === 'True' ? 'True' : 'False',
+        reason: condition.reason,
+        message: condition.message,
+      }
+    : { status: 'False', reason: 'Pending', message: 'not reconciled yet' };
+}
