@@ -298,6 +298,24 @@ describe('reconcileManaged', () => {
     expect([...h.server.keys()]).toEqual(['thg_2']);
   });
 
+  it('after a replacement, a cache still showing the old id neither recreates nor loses Replaced', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    await h.reconcile();
+    const beforeReplacement = h.object;
+    h.replaceBecause('the token Secret is gone');
+    await h.reconcile();
+    h.replaceBecause(undefined);
+    h.api.length = 0;
+    h.kube.length = 0;
+    // The Secret the replacement wrote queues the key again before the cache has the new status.id.
+    h.cacheShows(beforeReplacement);
+    await h.reconcile();
+    expect(h.api).toEqual(['GET thg_1', 'GET thg_2']);
+    expect(h.kube).toEqual([]);
+    expect([...h.server.keys()]).toEqual(['thg_2']);
+    expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Replaced' });
+  });
+
   it('never replaces an adopted resource', async () => {
     const h = harness({
       spec: { name: 'one' },

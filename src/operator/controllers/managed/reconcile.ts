@@ -12,7 +12,7 @@ import {
   type RemoteResource,
   type Resolution,
 } from './managed-resource.js';
-import { observeRemote } from './observe.js';
+import { type Observation, observeRemote } from './observe.js';
 import { currentCondition, writeStatus } from './status.js';
 
 /**
@@ -90,10 +90,36 @@ async function syncToServer<T extends ManagedObject, R, Remote extends RemoteRes
   try {
     // Aborted (leadership lost, shutdown timeout): start no server write another replica may make.
     context.signal.throwIfAborted();
-    const observed = await observeRemote(controller.sync, object, context);
-    await applyDesired(controller, context, { object, resolved: resolution.value, createKey }, observed);
+    const { current, observed } = await observeFresh(controller, context, object);
+    await applyDesired(
+      controller,
+      context,
+      { object: current, resolved: resolution.value, createKey },
+      observed,
+    );
     return undefined;
   } catch (error) {
     return failed(controller, context, object, error);
   }
+}
+
+/**
+ * Observes the server resource; when the one status.id names is gone, first makes sure status.id
+ * was not simply stale in the cache (a replacement written by the previous reconcile, whose watch
+ * event has not arrived yet): a live read with another id is observed instead, so a resource
+ * replaced a moment ago is not recreated (and reported Created) a second time.
+ */
+async function observeFresh<T extends ManagedObject, R, Remote extends RemoteResource>(
+  controller: ManagedController<T, R, Remote>,
+  context: ReconcileContext,
+  object: T,
+): Promise<{ current: T; observed: Observation<Remote> }> {
+  const observed = await observeRemote(controller.sync, object, context);
+  if (observed.remote || !observed.statusId) return { current: object, observed };
+  const namespace = object.metadata?.namespace;
+  const name = object.metadata?.name ?? '';
+  const live = await getIfExists(controller.client, namespace, name, `reading ${namespace}/${name} live`);
+  if (!live?.status?.id || live.status.id === observed.statusId) return { current: object, observed };
+  context.log.info({ stale: observed.statusId, id: live.status.id }, 'status.id was stale in the cache');
+  return { current: live, observed: await observeRemote(controller.sync, live, context) };
 }
