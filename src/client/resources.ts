@@ -47,28 +47,7 @@ import type {
   IpPolicyUpdate,
 } from '../schemas/ip-policies.js';
 import type { ReservedAddr, ReservedAddrCreate, ReservedAddrUpdate } from '../schemas/reserved-addrs.js';
-import type {
-  CircuitBreakerModule,
-  CompressionModule,
-  circuitBreakerModuleInput,
-  compressionModuleInput,
-  OAuthModule,
-  OidcModule,
-  oauthModuleInput,
-  oidcModuleInput,
-  RequestHeadersModule,
-  ResponseHeadersModule,
-  requestHeadersModuleInput,
-  responseHeadersModuleInput,
-  SamlModule,
-  samlModuleInput,
-  UserAgentFilterModule,
-  userAgentFilterModuleInput,
-  WebhookVerificationModule,
-  WebsocketTcpConverterModule,
-  webhookVerificationModuleInput,
-  websocketTcpConverterModuleInput,
-} from '../schemas/route-modules.js';
+import type { RouteModuleTypes } from '../schemas/route-module-table.js';
 import type {
   SshCertificateAuthority,
   SshCertificateAuthorityCreate,
@@ -390,18 +369,8 @@ export class HttpsEdges extends CollectionWithModules<
   }
 }
 
-export type HttpsEdgeRouteModules = Pick<TlsEdgeModules, 'backend' | 'ip_restriction' | 'policy'> & {
-  circuit_breaker: [z.input<typeof circuitBreakerModuleInput>, CircuitBreakerModule];
-  compression: [z.input<typeof compressionModuleInput>, CompressionModule];
-  request_headers: [z.input<typeof requestHeadersModuleInput>, RequestHeadersModule];
-  response_headers: [z.input<typeof responseHeadersModuleInput>, ResponseHeadersModule];
-  webhook_verification: [z.input<typeof webhookVerificationModuleInput>, WebhookVerificationModule];
-  oauth: [z.input<typeof oauthModuleInput>, OAuthModule];
-  saml: [z.input<typeof samlModuleInput>, SamlModule];
-  oidc: [z.input<typeof oidcModuleInput>, OidcModule];
-  websocket_tcp_converter: [z.input<typeof websocketTcpConverterModuleInput>, WebsocketTcpConverterModule];
-  user_agent_filter: [z.input<typeof userAgentFilterModuleInput>, UserAgentFilterModule];
-};
+/** Every route module's `[request, read form]`, from the one table of route modules. */
+export type HttpsEdgeRouteModules = RouteModuleTypes;
 
 /** Routes of an HTTPS edge (`/edges/https/{edge_id}/routes`): every method takes the edge id first. */
 export class HttpsEdgeRoutes {

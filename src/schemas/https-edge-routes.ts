@@ -1,35 +1,6 @@
 import { z } from 'zod';
 import { describedInputFields, listOf, modulesInUpdate, timestamp } from './common.js';
-import {
-  backendModule,
-  backendModuleInput,
-  ipRestrictionModule,
-  ipRestrictionModuleInput,
-  policyModule,
-  policyModuleInput,
-} from './edge-modules.js';
-import {
-  circuitBreakerModule,
-  circuitBreakerModuleInput,
-  compressionModule,
-  compressionModuleInput,
-  oauthModule,
-  oauthModuleInput,
-  oidcModule,
-  oidcModuleInput,
-  requestHeadersModule,
-  requestHeadersModuleInput,
-  responseHeadersModule,
-  responseHeadersModuleInput,
-  samlModule,
-  samlModuleInput,
-  userAgentFilterModule,
-  userAgentFilterModuleInput,
-  webhookVerificationModule,
-  webhookVerificationModuleInput,
-  websocketTcpConverterModule,
-  websocketTcpConverterModuleInput,
-} from './route-modules.js';
+import { routeModuleInputFields, routeModuleReadFields } from './route-module-table.js';
 
 export const routeMatchTypes = ['exact_path', 'path_prefix'] as const;
 
@@ -67,38 +38,12 @@ export const httpsEdgeRoute = z
     metadata: z.string(),
     match_type: z.enum(routeMatchTypes),
     match: z.string(),
-    backend: backendModule.nullable(),
-    ip_restriction: ipRestrictionModule.nullable(),
-    circuit_breaker: circuitBreakerModule.nullable(),
-    compression: compressionModule.nullable(),
-    request_headers: requestHeadersModule.nullable(),
-    response_headers: responseHeadersModule.nullable(),
-    webhook_verification: webhookVerificationModule.nullable(),
-    oauth: oauthModule.nullable(),
-    saml: samlModule.nullable(),
-    oidc: oidcModule.nullable(),
-    websocket_tcp_converter: websocketTcpConverterModule.nullable(),
-    user_agent_filter: userAgentFilterModule.nullable(),
-    policy: policyModule.nullable(),
+    ...routeModuleReadFields(),
   })
   .meta({ id: 'HTTPSEdgeRoute' });
 export type HttpsEdgeRoute = z.infer<typeof httpsEdgeRoute>;
 
-const routeModuleFields = {
-  backend: backendModuleInput.nullable().optional(),
-  ip_restriction: ipRestrictionModuleInput.nullable().optional(),
-  circuit_breaker: circuitBreakerModuleInput.nullable().optional(),
-  compression: compressionModuleInput.nullable().optional(),
-  request_headers: requestHeadersModuleInput.nullable().optional(),
-  response_headers: responseHeadersModuleInput.nullable().optional(),
-  webhook_verification: webhookVerificationModuleInput.nullable().optional(),
-  oauth: oauthModuleInput.nullable().optional(),
-  saml: samlModuleInput.nullable().optional(),
-  oidc: oidcModuleInput.nullable().optional(),
-  websocket_tcp_converter: websocketTcpConverterModuleInput.nullable().optional(),
-  user_agent_filter: userAgentFilterModuleInput.nullable().optional(),
-  policy: policyModuleInput.nullable().optional(),
-};
+const routeModuleFields = routeModuleInputFields();
 
 export const httpsEdgeRouteCreate = z.strictObject({
   ...describedInputFields,

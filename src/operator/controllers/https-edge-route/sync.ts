@@ -9,7 +9,6 @@ import type { HttpsEdgeRouteSpec, HttpsEdgeRouteStatus } from '../../crds/kinds/
 import type { InformerReader } from '../../runtime/informer.js';
 import type { KubeResources } from '../../runtime/resource-client.js';
 import { sameJson } from '../../runtime/same-json.js';
-import { backendAdapter, ipRestrictionAdapter, policyAdapter } from '../edges/edge-modules.js';
 import { keptBackend } from '../edges/kept-backend.js';
 import type { ResolvedEdge } from '../edges/references.js';
 import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
@@ -22,20 +21,8 @@ import {
   secretsChanged,
   versionKey,
 } from '../shared/secret-values.js';
-import {
-  circuitBreakerAdapter,
-  enabledOnlyAdapter,
-  headersAdapter,
-  oauthAdapter,
-  oidcAdapter,
-  type RouteDesiredContext,
-  type RouteModuleAdapter,
-  routeSecretRequests,
-  samlAdapter,
-  samlStatusOf,
-  userAgentFilterAdapter,
-  webhookVerificationAdapter,
-} from './route-modules.js';
+import { MODULE_OF_SPEC_FIELD, ROUTE_MODULES } from './route-module-adapters.js';
+import { type RouteDesiredContext, routeSecretRequests, samlStatusOf } from './route-modules.js';
 
 export type HttpsEdgeRouteObject = ManagedObject & {
   spec: HttpsEdgeRouteSpec;
@@ -76,38 +63,6 @@ export function routeApiOf(routes: EdgewardClient['httpsEdgeRoutes']): RouteApi 
   };
 }
 
-type ModuleEntry = {
-  adapter: RouteModuleAdapter<unknown, unknown>;
-  specOf: (spec: HttpsEdgeRouteSpec) => unknown;
-};
-
-/**
- * API module name -> its adapter and spec field, in the API's order. (Adapters of different modules
- * fit `RouteModuleAdapter<unknown, unknown>` because method parameters are bivariant.)
- */
-export const ROUTE_MODULES: Record<string, ModuleEntry> = {
-  backend: { adapter: backendAdapter, specOf: (spec) => spec.backend },
-  ip_restriction: { adapter: ipRestrictionAdapter, specOf: (spec) => spec.ipRestriction },
-  circuit_breaker: { adapter: circuitBreakerAdapter, specOf: (spec) => spec.circuitBreaker },
-  compression: { adapter: enabledOnlyAdapter, specOf: (spec) => spec.compression },
-  request_headers: { adapter: headersAdapter, specOf: (spec) => spec.requestHeaders },
-  response_headers: { adapter: headersAdapter, specOf: (spec) => spec.responseHeaders },
-  webhook_verification: { adapter: webhookVerificationAdapter, specOf: (spec) => spec.webhookVerification },
-  oauth: { adapter: oauthAdapter, specOf: (spec) => spec.oauth },
-  saml: { adapter: samlAdapter, specOf: (spec) => spec.saml },
-  oidc: { adapter: oidcAdapter, specOf: (spec) => spec.oidc },
-  websocket_tcp_converter: { adapter: enabledOnlyAdapter, specOf: (spec) => spec.websocketTcpConverter },
-  user_agent_filter: { adapter: userAgentFilterAdapter, specOf: (spec) => spec.userAgentFilter },
-  policy: { adapter: policyAdapter, specOf: (spec) => spec.policy },
-};
-
-/** The module whose spec field a Secret-valued spec path belongs to (`spec.oauth.provider...` -> oauth). */
-const SECRET_MODULES: Record<string, string> = {
-  webhookVerification: 'webhook_verification',
-  oauth: 'oauth',
-  oidc: 'oidc',
-};
-
 /** The names of the modules whose Secrets are now another version than the one last sent. */
 export function modulesWithChangedSecrets(
   sent: Record<string, string> | undefined,
@@ -119,7 +74,8 @@ export function modulesWithChangedSecrets(
     const version = secrets.versions[versionKey(ref)];
     if (version === undefined) continue;
     if (!secretsChanged(sent, { values: secrets.values, versions: { [versionKey(ref)]: version } })) continue;
-    const module = SECRET_MODULES[field.split('.')[1] ?? ''];
+    // A Secret-valued spec path names its module's field: `spec.oauth.provider...` -> oauth.
+    const module = MODULE_OF_SPEC_FIELD[field.split('.')[1] ?? ''];
     if (module) changed.add(module);
   }
   return changed;

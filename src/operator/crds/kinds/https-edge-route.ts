@@ -9,19 +9,7 @@ import {
   statusFields,
 } from '../common.js';
 import { defineKind } from '../kind.js';
-import { backendModule, ipRestrictionModule, policyModule } from '../modules.js';
-import {
-  circuitBreakerModule,
-  compressionModule,
-  oauthModule,
-  oidcModule,
-  requestHeadersModule,
-  responseHeadersModule,
-  samlModule,
-  userAgentFilterModule,
-  webhookVerificationModule,
-  websocketTcpConverterModule,
-} from '../route-modules.js';
+import { routeModuleSpecFields } from '../route-module-fields.js';
 
 const ROUTES_BELONG_TO_ONE_EDGE = 'a route belongs to one edge for its life';
 
@@ -39,19 +27,7 @@ export const httpsEdgeRouteSpec = withRules(
       .max(MAX_ROUTE_MATCH_BYTES)
       .regex(/^\S+$/)
       .meta({ description: "the route selector: a path starting with '/', a host, or a host plus path" }),
-    backend: backendModule.optional(),
-    ipRestriction: ipRestrictionModule.optional(),
-    circuitBreaker: circuitBreakerModule.optional(),
-    compression: compressionModule.optional(),
-    requestHeaders: requestHeadersModule.optional(),
-    responseHeaders: responseHeadersModule.optional(),
-    webhookVerification: webhookVerificationModule.optional(),
-    oauth: oauthModule.optional(),
-    saml: samlModule.optional(),
-    oidc: oidcModule.optional(),
-    websocketTcpConverter: websocketTcpConverterModule.optional(),
-    userAgentFilter: userAgentFilterModule.optional(),
-    policy: policyModule.optional(),
+    ...routeModuleSpecFields(),
   }),
   exactlyOne('edgeRef', 'edgeId'),
   immutable('edgeRef', ROUTES_BELONG_TO_ONE_EDGE),
