@@ -5,7 +5,6 @@ import { SecretBox } from './crypto/secret-box.js';
 import { loadSecretKey } from './crypto/secret-key-file.js';
 import type { RequestContext, ServerSettings } from './http/context.js';
 import type { AnyRouteDefinition } from './http/route.js';
-import { rfc3339 } from './http/time.js';
 import { authPlugin } from './plugins/auth.js';
 import { errorsPlugin, sendFrameworkError } from './plugins/errors.js';
 import { idempotencyJanitor } from './plugins/idempotency-janitor.js';
@@ -16,6 +15,7 @@ import { DEFAULT_RATE_LIMIT_PER_MINUTE, rateLimitPlugin } from './plugins/rate-l
 import { registerRoutes } from './routes/index.js';
 import { type BootstrapResult, bootstrapAdmin } from './store/bootstrap.js';
 import { openDatabase } from './store/database.js';
+import { rfc3339 } from './time/rfc3339.js';
 
 export interface AppOptions {
   dataDir: string;
@@ -32,6 +32,11 @@ export interface AppOptions {
   /** Requests per minute per API key owner; 0 disables. */
   rateLimitPerMinute?: number | undefined;
   https?: { key: Buffer; cert: Buffer } | undefined;
+  /**
+   * Check every handler result against its route's response schema and answer a mismatch with a
+   * 500, so no response drifts from the OpenAPI document. For tests: it costs a parse per response.
+   */
+  validateResponses?: boolean | undefined;
 }
 
 export interface EdgewardApp {
@@ -72,6 +77,7 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
   app.decorate('edgeward', {
     routes,
     db,
+    validateResponses: options.validateResponses ?? false,
     contextFor(request, handlerDb): RequestContext {
       const principal = request.principal;
       if (!principal) throw new Error(`route ${request.url} ran without an authenticated principal`);

@@ -80,6 +80,8 @@ export async function startTestServer(
       adminApiKey: ADMIN_KEY,
       logger: false,
       rateLimitPerMinute: options.rateLimitPerMinute,
+      // Every response of every test is checked against the schema the OpenAPI document states.
+      validateResponses: true,
     });
   const cleanUp = async () => {
     await database?.drop();

@@ -16,7 +16,7 @@ import {
 } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import { badRequest } from '../errors/api-error.js';
-import { rfc3339 } from '../http/time.js';
+import { rfc3339 } from '../time/rfc3339.js';
 
 // Explicit, so generation does not depend on which global `crypto` the runtime happens to expose.
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);

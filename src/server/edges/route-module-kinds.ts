@@ -1,3 +1,4 @@
+import { ROUTE_MODULE_NAMES, type RouteModuleName } from '../../schemas/route-module-table.js';
 import {
   circuitBreakerModule,
   circuitBreakerModuleInput,
@@ -311,19 +312,29 @@ export const userAgentFilterKind = defineModuleKind({
   toWire: (stored) => ({ enabled: stored.enabled, allow: stored.allow, deny: stored.deny }),
 });
 
+/**
+ * The server's side of each route module, keyed by the one list of route modules
+ * (schemas/route-module-table.ts): a module missing here is a type error.
+ */
+const ROUTE_MODULE_KINDS: Record<RouteModuleName, ModuleKind> = {
+  backend: backendKind,
+  ip_restriction: ipRestrictionKind,
+  circuit_breaker: circuitBreakerKind,
+  compression: compressionKind,
+  request_headers: requestHeadersKind,
+  response_headers: responseHeadersKind,
+  webhook_verification: webhookVerificationKind,
+  oauth: oauthKind,
+  saml: samlKind,
+  oidc: oidcKind,
+  websocket_tcp_converter: websocketTcpConverterKind,
+  user_agent_filter: userAgentFilterKind,
+  policy: policyKind,
+};
+
 /** Every module of an HTTPS edge route, in the order the read form lists them. */
-export const HTTPS_EDGE_ROUTE_MODULES: readonly ModuleKind[] = [
-  backendKind,
-  ipRestrictionKind,
-  circuitBreakerKind,
-  compressionKind,
-  requestHeadersKind,
-  responseHeadersKind,
-  webhookVerificationKind,
-  oauthKind,
-  samlKind,
-  oidcKind,
-  websocketTcpConverterKind,
-  userAgentFilterKind,
-  policyKind,
-];
+export const HTTPS_EDGE_ROUTE_MODULES: readonly ModuleKind[] = ROUTE_MODULE_NAMES.map((name) => {
+  const kind = ROUTE_MODULE_KINDS[name];
+  if (kind.name !== name) throw new Error(`route module ${name} is served by the kind of ${kind.name}`);
+  return kind;
+});

@@ -1,24 +1,18 @@
 import { newId } from '../crypto/ids.js';
-import type { RequestContext } from '../http/context.js';
-import { rfc3339 } from '../http/time.js';
 import type { Db } from '../store/database.js';
+import { rfc3339 } from '../time/rfc3339.js';
 
 export type EventAction = 'created' | 'updated' | 'deleted';
 
-/** What a route says about the account event its success records. */
-export interface RouteEvent {
+/** What happened to which kind of resource: the type of an account event. */
+export interface AccountEvent {
   /** Singular snake_case resource name, e.g. `ip_policy`. */
   resource: string;
   action: EventAction;
-  /**
-   * The resource as it now stands, when the response is not it (a module PUT answers with the
-   * module, but the event is about the edge). Default: the response.
-   */
-  object?: (input: { params: unknown; ctx: RequestContext }) => Promise<unknown>;
 }
 
 /** `<resource>_<action>.v<N>`, the form of every event type; all of ours are version 0. */
-export function eventType(event: RouteEvent): string {
+export function eventType(event: AccountEvent): string {
   return `${event.resource}_${event.action}.v0`;
 }
 
@@ -38,7 +32,7 @@ function redact(object: unknown): unknown {
  */
 export async function recordEvent(
   db: Db,
-  event: RouteEvent,
+  event: AccountEvent,
   objectId: string,
   object: unknown,
 ): Promise<void> {

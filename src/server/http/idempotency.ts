@@ -1,10 +1,12 @@
 import type { SecretBox } from '../crypto/secret-box.js';
 import { ApiError } from '../errors/api-error.js';
-import { IDEMPOTENCY_TTL_MS } from '../plugins/idempotency-janitor.js';
 import type { Db } from '../store/database.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 import { inWriteTransaction } from '../store/write-transaction.js';
-import { rfc3339 } from './time.js';
+import { rfc3339 } from '../time/rfc3339.js';
+
+/** Idempotency keys are honoured for 24 hours, like most APIs that offer them. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
  * What makes two requests "the same": method, route, path parameters and the validated body. Keyed

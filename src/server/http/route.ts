@@ -1,14 +1,24 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { ApiError } from '../errors/api-error.js';
 import { describeZodError } from '../errors/zod-issues.js';
-import { type RouteEvent, recordEvent } from '../events/outbox.js';
+import { type AccountEvent, recordEvent } from '../events/outbox.js';
 import type { Db } from '../store/database.js';
 import { inWriteTransaction } from '../store/write-transaction.js';
 import type { RequestContext } from './context.js';
 import { requestFingerprint, runIdempotent } from './idempotency.js';
+import { checkResponse } from './response-check.js';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+/** What a route says about the account event its success records. */
+export interface RouteEvent extends AccountEvent {
+  /**
+   * The resource as it now stands, when the response is not it (a module PUT answers with the
+   * module, but the event is about the edge). Default: the response.
+   */
+  object?: (input: { params: unknown; ctx: RequestContext }) => Promise<unknown>;
+}
 
 export interface RouteDefinition<
   P extends z.ZodType = z.ZodType,
@@ -54,6 +64,8 @@ export interface RouteHost {
   routes: AnyRouteDefinition[];
   contextFor(request: FastifyRequest, db: Db): RequestContext;
   db: Db;
+  /** Check every handler result against the route's response schema (tests): see `checkResponse`. */
+  validateResponses: boolean;
 }
 
 declare module 'fastify' {
@@ -100,6 +112,8 @@ export function defineRoute<
       const run = async (db: Db) => {
         const ctx = host.contextFor(request, db);
         const result = await route.handler({ params, query, body: body as z.output<B>, ctx, prepared });
+        // Inside the transaction: a response that drifted from its schema commits nothing.
+        if (host.validateResponses) checkResponse(route.operationId, route.response, result);
         if (route.event && !ctx.isUnchanged()) {
           const object = route.event.object ? await route.event.object({ params, ctx }) : result;
           await recordEvent(db, route.event, eventObjectId(params, result), object);
@@ -190,8 +204,3 @@ function send(reply: FastifyReply, status: number, payload: unknown) {
   if (status === 204) return reply.code(204).send();
   return reply.code(status).send(payload);
 }
-
-/** Route modules are Fastify plugins that call `defineRoute`; this keeps their signature in one place. */
-export type RoutePlugin = (app: FastifyInstance) => Promise<void>;
-
-export { z };

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { isIdOf } from '../../schemas/id-prefixes.js';
 import { hashToken } from '../crypto/tokens.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Principal } from '../http/context.js';
@@ -25,7 +26,7 @@ export async function authenticate(db: Db, token: string): Promise<Principal> {
     .where('token_hash', '=', hashToken(token))
     .executeTakeFirst();
   if (!key) throw new ApiError('ERR_EDGEWARD_201', 'Authorization: the API key is unknown or was revoked');
-  if (key.owner_id.startsWith('bot_')) {
+  if (isIdOf('/bot_users', key.owner_id)) {
     const bot = await db
       .selectFrom('bot_users')
       .select(['active'])

@@ -1,10 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { rfc3339 } from '../http/time.js';
+import { IDEMPOTENCY_TTL_MS } from '../http/idempotency.js';
 import type { Db } from '../store/database.js';
+import { rfc3339 } from '../time/rfc3339.js';
 
-/** Idempotency keys are honoured for 24 hours, like most APIs that offer them. */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
 
 export async function sweepIdempotencyKeys(db: Db, now: number = Date.now()): Promise<void> {

@@ -10,22 +10,37 @@ import {
   agentIngressUpdate,
 } from '../../schemas/agent-ingresses.js';
 import { conflict } from '../errors/api-error.js';
-import { defineRoute } from '../http/route.js';
-import { rfc3339 } from '../http/time.js';
 import type { Db } from '../store/database.js';
+import type { Row } from '../store/rows.js';
+import { rfc3339 } from '../time/rfc3339.js';
 import { nsTargetsFor, regionDomainsFor } from './agent-ingress-names.js';
-import { defineCollectionReads, defineUpdateRoute, newDescribedRow, type Row } from './collection.js';
+import { defineCollection } from './collection.js';
+import { defineCreateRoute } from './collection-create.js';
+import { defineCollectionReads } from './collection-reads.js';
+import { defineUpdateRoute } from './collection-update.js';
+import { newDescribedRow } from './described-row.js';
 
-const TAG = 'Agent ingresses';
-const KIND = 'agent ingress';
-const PATH = '/agent_ingresses';
 const RETRY_AFTER_MS = 60 * 60 * 1000;
+
+const AGENT_INGRESSES = defineCollection({
+  table: 'agent_ingresses',
+  path: '/agent_ingresses',
+  kind: 'agent ingress',
+  name: 'AgentIngress',
+  plural: 'AgentIngresses',
+  tag: 'Agent ingresses',
+  eventResource: 'agent_ingress',
+  listKey: 'ingresses',
+  item: agentIngress,
+  list: agentIngressList,
+  toWire: agentIngressToWire,
+});
 
 export function agentIngressToWire(row: Row<'agent_ingresses'>): AgentIngress {
   return {
     id: row.id,
     // The spec shows agent ingresses with a relative uri, unlike every other resource.
-    uri: `${PATH}/${row.id}`,
+    uri: `${AGENT_INGRESSES.path}/${row.id}`,
     created_at: row.created_at,
     description: row.description,
     // The spec: metadata is absent from responses when unset (description is "" instead).
@@ -105,19 +120,11 @@ async function insertUniqueDomain(db: Db, row: Row<'agent_ingresses'>): Promise<
 }
 
 export async function agentIngressRoutes(app: FastifyInstance): Promise<void> {
-  defineRoute(app, {
-    method: 'POST',
-    url: PATH,
-    operationId: 'createAgentIngress',
+  defineCreateRoute(app, AGENT_INGRESSES, {
     summary: 'Create an agent ingress on a domain the caller owns',
-    tag: TAG,
     body: agentIngressCreate,
-    status: 201,
-    response: agentIngress,
-    idempotent: true,
-    event: { resource: 'agent_ingress', action: 'created' },
     handler: async ({ body, ctx }) => {
-      const described = newDescribedRow('agin', body, ctx);
+      const described = newDescribedRow(AGENT_INGRESSES.idPrefix, body, ctx);
       const nsTargets = nsTargetsFor(body.domain);
       const row: Row<'agent_ingresses'> = {
         ...described,
@@ -130,16 +137,9 @@ export async function agentIngressRoutes(app: FastifyInstance): Promise<void> {
       return agentIngressToWire(row);
     },
   });
-  defineUpdateRoute(app, {
-    table: 'agent_ingresses',
-    eventResource: 'agent_ingress',
-    path: PATH,
-    kind: KIND,
-    name: 'AgentIngress',
-    tag: TAG,
+  defineUpdateRoute(app, AGENT_INGRESSES, {
     summary: 'Update the description, metadata or certificate management policy of an agent ingress',
     body: agentIngressUpdate,
-    item: agentIngress,
     toChanges: (body, row, ctx) => {
       const { certificate_management_policy: policy, ...described } = body;
       if (policy === undefined) return described;
@@ -148,19 +148,6 @@ export async function agentIngressRoutes(app: FastifyInstance): Promise<void> {
       if (columns.certificate_management_policy === row.certificate_management_policy) return described;
       return { ...described, ...columns };
     },
-    toWire: agentIngressToWire,
   });
-  defineCollectionReads(app, {
-    table: 'agent_ingresses',
-    eventResource: 'agent_ingress',
-    path: PATH,
-    listKey: 'ingresses',
-    kind: KIND,
-    name: 'AgentIngress',
-    plural: 'AgentIngresses',
-    tag: TAG,
-    item: agentIngress,
-    list: agentIngressList,
-    toWire: agentIngressToWire,
-  });
+  defineCollectionReads(app, AGENT_INGRESSES);
 }

@@ -1,130 +1,73 @@
 import type { FastifyInstance } from 'fastify';
 import { type ApiKey, apiKey, apiKeyCreate, apiKeyList, apiKeyUpdate } from '../../schemas/api-keys.js';
-import { idParams, listQuery } from '../../schemas/common.js';
 import { hashToken, newSecretToken } from '../crypto/tokens.js';
-import { inUse, notFound } from '../errors/api-error.js';
+import { inUse } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
-import { listResponse } from '../http/list-response.js';
-import { defineRoute } from '../http/route.js';
 import { API_KEY_PREFIX } from '../store/bootstrap.js';
-import { fetchPage } from '../store/paging.js';
-import {
-  deleteRow,
-  describedToWire,
-  findRow,
-  insertRow,
-  newDescribedRow,
-  type Row,
-  updateRow,
-} from './collection.js';
+import { insertRow, type Row } from '../store/rows.js';
+import { defineCollection } from './collection.js';
+import { defineCreateRoute } from './collection-create.js';
+import { defineDeleteRoute, defineGetRoute, defineListRoute } from './collection-reads.js';
+import { defineUpdateRoute } from './collection-update.js';
+import { describedToWire, newDescribedRow } from './described-row.js';
 import { resolveOwnerId } from './owner.js';
 
-const TAG = 'API keys';
-const KIND = 'API key';
+/** Admins see every key, anyone else only their own: someone else's key is a 404 like an unknown id. */
+export const API_KEYS = defineCollection({
+  table: 'api_keys',
+  path: '/api_keys',
+  kind: 'API key',
+  name: 'APIKey',
+  plural: 'APIKeys',
+  tag: 'API keys',
+  eventResource: 'api_key',
+  listKey: 'api_keys',
+  item: apiKey,
+  list: apiKeyList,
+  toWire: (row, ctx) => apiKeyToWire(row, ctx),
+  ownerColumn: 'owner_id',
+});
 
 /** `token` is the plain key: only the create response has it; the server keeps its hash alone. */
 export function apiKeyToWire(row: Row<'api_keys'>, ctx: RequestContext, token: string | null = null): ApiKey {
   return {
-    ...describedToWire(row, ctx, '/api_keys'),
+    ...describedToWire(row, ctx, API_KEYS.path),
     owner_id: row.owner_id,
     token,
   };
 }
 
-/**
- * A key the caller may see: admins see every key, anyone else only their own. Someone else's key
- * is a 404, the same as an unknown id, so its existence is not revealed.
- */
-async function requireVisibleKey(ctx: RequestContext, id: string): Promise<Row<'api_keys'>> {
-  const row = await findRow(ctx.db, 'api_keys', id);
-  if (!row || (!ctx.principal.isAdmin && row.owner_id !== ctx.principal.id)) throw notFound(KIND, id);
-  return row;
-}
-
 export async function apiKeyRoutes(app: FastifyInstance): Promise<void> {
-  defineRoute(app, {
-    method: 'POST',
-    url: '/api_keys',
-    operationId: 'createAPIKey',
+  defineCreateRoute(app, API_KEYS, {
     summary: 'Create an API key for the caller, or (admins only) for another user or bot',
-    tag: TAG,
     body: apiKeyCreate,
-    status: 201,
-    response: apiKey,
-    idempotent: true,
-    event: { resource: 'api_key', action: 'created' },
     handler: async ({ body, ctx }) => {
       // Same owner rules as credentials: admins may name any user or bot, others only themselves.
       const ownerId = await resolveOwnerId(ctx, body.owner_id);
       const token = newSecretToken(API_KEY_PREFIX);
       const row = {
-        ...newDescribedRow('ak', body, ctx),
+        ...newDescribedRow(API_KEYS.idPrefix, body, ctx),
         owner_id: ownerId,
         token_hash: hashToken(token),
       };
-      await insertRow(ctx.db, 'api_keys', row);
+      await insertRow(ctx.db, API_KEYS.table, row);
       return apiKeyToWire(row, ctx, token);
     },
   });
-  defineRoute(app, {
-    method: 'GET',
-    url: '/api_keys',
-    operationId: 'listAPIKeys',
+  // Route by route rather than defineCollectionReads: their own summaries, and PATCH between GET and
+  // DELETE, as the OpenAPI document has always listed them.
+  defineListRoute(app, API_KEYS, {
     summary: 'List API keys, newest first: all of them for admins, the caller’s own otherwise',
-    tag: TAG,
-    query: listQuery,
-    status: 200,
-    response: apiKeyList,
-    handler: async ({ query, ctx }) => {
-      let select = ctx.db.selectFrom('api_keys').selectAll();
-      if (!ctx.principal.isAdmin) select = select.where('owner_id', '=', ctx.principal.id);
-      const page = await fetchPage(select, 'id', { limit: query.limit, beforeId: query.before_id });
-      return listResponse(ctx, 'api_keys', '/api_keys', query, page, (row) => apiKeyToWire(row, ctx));
-    },
   });
-  defineRoute(app, {
-    method: 'GET',
-    url: '/api_keys/:id',
-    operationId: 'getAPIKey',
-    summary: 'Get an API key (its token is never shown again)',
-    tag: TAG,
-    params: idParams,
-    status: 200,
-    response: apiKey,
-    handler: async ({ params, ctx }) => apiKeyToWire(await requireVisibleKey(ctx, params.id), ctx),
-  });
-  defineRoute(app, {
-    method: 'PATCH',
-    url: '/api_keys/:id',
-    operationId: 'updateAPIKey',
+  defineGetRoute(app, API_KEYS, { summary: 'Get an API key (its token is never shown again)' });
+  defineUpdateRoute(app, API_KEYS, {
     summary: 'Update the description or metadata of an API key',
-    tag: TAG,
-    params: idParams,
     body: apiKeyUpdate,
-    status: 200,
-    response: apiKey,
-    event: { resource: 'api_key', action: 'updated' },
-    handler: async ({ params, body, ctx }) => {
-      await requireVisibleKey(ctx, params.id);
-      await updateRow(ctx.db, 'api_keys', params.id, body);
-      return apiKeyToWire(await requireVisibleKey(ctx, params.id), ctx);
-    },
+    toChanges: (body) => body,
   });
-  defineRoute(app, {
-    method: 'DELETE',
-    url: '/api_keys/:id',
-    operationId: 'deleteAPIKey',
+  defineDeleteRoute(app, API_KEYS, {
     summary: 'Revoke an API key: later requests with it get 401',
-    tag: TAG,
-    params: idParams,
-    status: 204,
-    event: { resource: 'api_key', action: 'deleted' },
-    handler: async ({ params, ctx }) => {
-      const key = await requireVisibleKey(ctx, params.id);
-      await refuseLastAdminKey(ctx, key.owner_id);
-      await deleteRow(ctx.db, 'api_keys', params.id);
-      return undefined;
-    },
+    beforeDelete: (row, ctx) => refuseLastAdminKey(ctx, row.owner_id),
   });
 }
 

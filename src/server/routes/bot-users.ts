@@ -4,23 +4,33 @@ import { newId } from '../crypto/ids.js';
 import { inUse } from '../errors/api-error.js';
 import { requireAdmin } from '../http/authorization.js';
 import type { RequestContext } from '../http/context.js';
-import { defineRoute } from '../http/route.js';
 import type { Db } from '../store/database.js';
-import {
-  defineCollectionReads,
-  defineUpdateRoute,
-  deleteDependents,
-  insertRow,
-  type Row,
-} from './collection.js';
+import { insertRow, type Row } from '../store/rows.js';
+import { API_KEYS } from './api-keys.js';
+import { defineCollection } from './collection.js';
+import { defineCreateRoute } from './collection-create.js';
+import { defineCollectionReads } from './collection-reads.js';
+import { defineUpdateRoute } from './collection-update.js';
+import { deleteDependents } from './delete-dependents.js';
 
-const TAG = 'Bot users';
-const KIND = 'bot user';
+const BOT_USERS = defineCollection({
+  table: 'bot_users',
+  path: '/bot_users',
+  kind: 'bot user',
+  name: 'BotUser',
+  plural: 'BotUsers',
+  tag: 'Bot users',
+  eventResource: 'bot_user',
+  listKey: 'bot_users',
+  item: botUser,
+  list: botUserList,
+  toWire: botUserToWire,
+});
 
 export function botUserToWire(row: Row<'bot_users'>, ctx: RequestContext): BotUser {
   return {
     id: row.id,
-    uri: ctx.url(`/bot_users/${row.id}`),
+    uri: ctx.url(`${BOT_USERS.path}/${row.id}`),
     name: row.name,
     active: row.active === 1,
     created_at: row.created_at,
@@ -43,58 +53,31 @@ async function countOwnedCredentials(db: Db, ownerId: string): Promise<number> {
 }
 
 export async function botUserRoutes(app: FastifyInstance): Promise<void> {
-  defineRoute(app, {
-    method: 'POST',
-    url: '/bot_users',
-    operationId: 'createBotUser',
+  defineCreateRoute(app, BOT_USERS, {
     summary: 'Create a bot user',
-    tag: TAG,
     body: botUserCreate,
-    status: 201,
-    response: botUser,
-    idempotent: true,
-    event: { resource: 'bot_user', action: 'created' },
     handler: async ({ body, ctx }) => {
       requireAdmin(ctx, 'bot_users');
       const row = {
-        id: newId('bot'),
+        id: newId(BOT_USERS.idPrefix),
         created_at: ctx.now(),
         name: body.name,
         active: body.active === false ? 0 : 1,
       };
-      await insertRow(ctx.db, 'bot_users', row);
+      await insertRow(ctx.db, BOT_USERS.table, row);
       return botUserToWire(row, ctx);
     },
   });
-  defineUpdateRoute(app, {
-    table: 'bot_users',
-    eventResource: 'bot_user',
-    path: '/bot_users',
-    kind: KIND,
-    name: 'BotUser',
-    tag: TAG,
+  defineUpdateRoute(app, BOT_USERS, {
     summary: 'Rename a bot user or (de)activate it; an inactive bot cannot use its API keys',
     body: botUserUpdate,
-    item: botUser,
     authorize: (ctx) => requireAdmin(ctx, 'bot_users'),
     toChanges: (body) => ({
       name: body.name,
       active: body.active === undefined ? undefined : body.active ? 1 : 0,
     }),
-    toWire: botUserToWire,
   });
-  defineCollectionReads(app, {
-    table: 'bot_users',
-    eventResource: 'bot_user',
-    path: '/bot_users',
-    listKey: 'bot_users',
-    kind: KIND,
-    name: 'BotUser',
-    plural: 'BotUsers',
-    tag: TAG,
-    item: botUser,
-    list: botUserList,
-    toWire: botUserToWire,
+  defineCollectionReads(app, BOT_USERS, {
     authorizeDelete: (ctx) => requireAdmin(ctx, 'bot_users'),
     // API keys exist only to act as the bot, so they go with it. Credentials authenticate agents
     // that may still be running; deleting them silently would cut those agents off, so refuse.
@@ -105,7 +88,7 @@ export async function botUserRoutes(app: FastifyInstance): Promise<void> {
           `bot user ${row.id} still owns ${owned} credential${owned === 1 ? '' : 's'}; delete them first`,
         );
       }
-      await deleteDependents(ctx.db, 'api_keys', 'owner_id', row.id, 'api_key');
+      await deleteDependents(ctx.db, API_KEYS.table, 'owner_id', row.id, 'api_key');
     },
   });
 }

@@ -10,25 +10,34 @@ import { certificateAuthorityFields, normalizedPem, parseCaCertificate } from '.
 import { moduleOwnersReferencing } from '../edges/module-references.js';
 import { inUse } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
-import { defineRoute } from '../http/route.js';
 import type { Db } from '../store/database.js';
-import {
-  defineCollectionReads,
-  defineUpdateRoute,
-  describedToWire,
-  insertRow,
-  newDescribedRow,
-  type Row,
-} from './collection.js';
+import { insertRow, type Row } from '../store/rows.js';
+import { defineCollection } from './collection.js';
+import { defineCreateRoute } from './collection-create.js';
+import { defineCollectionReads } from './collection-reads.js';
+import { defineUpdateRoute } from './collection-update.js';
+import { describedToWire, newDescribedRow } from './described-row.js';
 
-const TAG = 'Certificate authorities';
+const CERTIFICATE_AUTHORITIES = defineCollection({
+  table: 'certificate_authorities',
+  path: '/certificate_authorities',
+  kind: 'certificate authority',
+  name: 'CertificateAuthority',
+  plural: 'CertificateAuthorities',
+  tag: 'Certificate authorities',
+  eventResource: 'certificate_authority',
+  listKey: 'certificate_authorities',
+  item: certificateAuthority,
+  list: certificateAuthorityList,
+  toWire: certificateAuthorityToWire,
+});
 
 export function certificateAuthorityToWire(
   row: Row<'certificate_authorities'>,
   ctx: RequestContext,
 ): CertificateAuthority {
   return {
-    ...describedToWire(row, ctx, '/certificate_authorities'),
+    ...describedToWire(row, ctx, CERTIFICATE_AUTHORITIES.path),
     ca_pem: row.ca_pem,
     subject_common_name: row.subject_common_name,
     not_before: row.not_before,
@@ -49,22 +58,14 @@ async function edgesTrustingCertificateAuthority(db: Db, id: string): Promise<st
 }
 
 export async function certificateAuthorityRoutes(app: FastifyInstance): Promise<void> {
-  defineRoute(app, {
-    method: 'POST',
-    url: '/certificate_authorities',
-    operationId: 'createCertificateAuthority',
+  defineCreateRoute(app, CERTIFICATE_AUTHORITIES, {
     summary: 'Upload a certificate authority (one PEM-encoded CA certificate)',
-    tag: TAG,
     body: certificateAuthorityCreate,
-    status: 201,
-    response: certificateAuthority,
-    idempotent: true,
-    event: { resource: 'certificate_authority', action: 'created' },
     handler: async ({ body, ctx }) => {
       const certificate = parseCaCertificate(body.ca_pem, 'ca_pem');
       const fields = certificateAuthorityFields(certificate);
       const row: Row<'certificate_authorities'> = {
-        ...newDescribedRow('ca', body, ctx),
+        ...newDescribedRow(CERTIFICATE_AUTHORITIES.idPrefix, body, ctx),
         // Re-encoded: text around the PEM block is never stored or shown.
         ca_pem: normalizedPem([certificate]),
         subject_common_name: fields.subject_common_name,
@@ -73,35 +74,16 @@ export async function certificateAuthorityRoutes(app: FastifyInstance): Promise<
         key_usages: JSON.stringify(fields.key_usages),
         extended_key_usages: JSON.stringify(fields.extended_key_usages),
       };
-      await insertRow(ctx.db, 'certificate_authorities', row);
+      await insertRow(ctx.db, CERTIFICATE_AUTHORITIES.table, row);
       return certificateAuthorityToWire(row, ctx);
     },
   });
-  defineUpdateRoute(app, {
-    table: 'certificate_authorities',
-    eventResource: 'certificate_authority',
-    path: '/certificate_authorities',
-    kind: 'certificate authority',
-    name: 'CertificateAuthority',
-    tag: TAG,
+  defineUpdateRoute(app, CERTIFICATE_AUTHORITIES, {
     summary: 'Update the description or metadata of a certificate authority',
     body: certificateAuthorityUpdate,
-    item: certificateAuthority,
     toChanges: (body) => body,
-    toWire: certificateAuthorityToWire,
   });
-  defineCollectionReads(app, {
-    table: 'certificate_authorities',
-    eventResource: 'certificate_authority',
-    path: '/certificate_authorities',
-    listKey: 'certificate_authorities',
-    kind: 'certificate authority',
-    name: 'CertificateAuthority',
-    plural: 'CertificateAuthorities',
-    tag: TAG,
-    item: certificateAuthority,
-    list: certificateAuthorityList,
-    toWire: certificateAuthorityToWire,
+  defineCollectionReads(app, CERTIFICATE_AUTHORITIES, {
     // An edge verifying client certificates against a CA that is gone would fail closed for every
     // client; the caller removes it from the edges first.
     beforeDelete: async (row, ctx) => {

@@ -8,19 +8,28 @@ import {
 } from '../../schemas/credentials.js';
 import { hashToken, newSecretToken } from '../crypto/tokens.js';
 import type { RequestContext } from '../http/context.js';
-import { defineRoute } from '../http/route.js';
-import {
-  defineCollectionReads,
-  defineUpdateRoute,
-  describedToWire,
-  insertRow,
-  newDescribedRow,
-  type Row,
-} from './collection.js';
+import { insertRow, type Row } from '../store/rows.js';
+import { defineCollection } from './collection.js';
+import { defineCreateRoute } from './collection-create.js';
+import { defineCollectionReads } from './collection-reads.js';
+import { defineUpdateRoute } from './collection-update.js';
+import { describedToWire, newDescribedRow } from './described-row.js';
 import { resolveOwnerId } from './owner.js';
 
-const TAG = 'Tunnel credentials';
-const KIND = 'tunnel credential';
+const CREDENTIALS = defineCollection({
+  table: 'credentials',
+  path: '/credentials',
+  kind: 'tunnel credential',
+  name: 'Credential',
+  plural: 'Credentials',
+  tag: 'Tunnel credentials',
+  eventResource: 'credential',
+  listKey: 'credentials',
+  item: credential,
+  list: credentialList,
+  toWire: (row, ctx) => credentialToWire(row, ctx),
+  ownerColumn: 'owner_id',
+});
 /** Prefix of authtokens, so a leaked one is recognisable in a secret scan. */
 export const AUTHTOKEN_PREFIX = 'ewt';
 
@@ -45,7 +54,7 @@ export function credentialToWire(
   token: string | null = null,
 ): Credential {
   return {
-    ...describedToWire(row, ctx, '/credentials'),
+    ...describedToWire(row, ctx, CREDENTIALS.path),
     token,
     acl: storedAcl(row.acl),
     owner_id: row.owner_id,
@@ -53,56 +62,26 @@ export function credentialToWire(
 }
 
 export async function credentialRoutes(app: FastifyInstance): Promise<void> {
-  defineRoute(app, {
-    method: 'POST',
-    url: '/credentials',
-    operationId: 'createCredential',
+  // A retry with the same Idempotency-Key replays the create's response, token included (sealed at rest).
+  defineCreateRoute(app, CREDENTIALS, {
     summary: 'Create a tunnel credential (authtoken); the token is returned only in this response',
-    tag: TAG,
     body: credentialCreate,
-    status: 201,
-    response: credential,
-    // A retry with the same key replays this response, token included (sealed at rest).
-    idempotent: true,
-    event: { resource: 'credential', action: 'created' },
     handler: async ({ body, ctx }) => {
       const token = newSecretToken(AUTHTOKEN_PREFIX);
       const row = {
-        ...newDescribedRow('cr', body, ctx),
+        ...newDescribedRow(CREDENTIALS.idPrefix, body, ctx),
         owner_id: await resolveOwnerId(ctx, body.owner_id),
         acl: JSON.stringify(body.acl ?? []),
         token_hash: hashToken(token),
       };
-      await insertRow(ctx.db, 'credentials', row);
+      await insertRow(ctx.db, CREDENTIALS.table, row);
       return credentialToWire(row, ctx, token);
     },
   });
-  defineUpdateRoute(app, {
-    table: 'credentials',
-    eventResource: 'credential',
-    ownerColumn: 'owner_id',
-    path: '/credentials',
-    kind: KIND,
-    name: 'Credential',
-    tag: TAG,
+  defineUpdateRoute(app, CREDENTIALS, {
     summary: 'Update the description, metadata or ACL of a tunnel credential',
     body: credentialUpdate,
-    item: credential,
     toChanges: credentialChanges,
-    toWire: (row, ctx) => credentialToWire(row, ctx),
   });
-  defineCollectionReads(app, {
-    table: 'credentials',
-    eventResource: 'credential',
-    ownerColumn: 'owner_id',
-    path: '/credentials',
-    listKey: 'credentials',
-    kind: KIND,
-    name: 'Credential',
-    plural: 'Credentials',
-    tag: TAG,
-    item: credential,
-    list: credentialList,
-    toWire: (row, ctx) => credentialToWire(row, ctx),
-  });
+  defineCollectionReads(app, CREDENTIALS);
 }

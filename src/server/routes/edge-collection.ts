@@ -11,16 +11,12 @@ import {
 } from '../edges/stored-modules.js';
 import type { ModuleChangeSource } from '../edges/tls-passthrough.js';
 import type { RequestContext } from '../http/context.js';
-import { defineRoute } from '../http/route.js';
-import {
-  defineCollectionReads,
-  defineUpdateRoute,
-  describedToWire,
-  insertRow,
-  newDescribedRow,
-  type Row,
-  requireRow,
-} from './collection.js';
+import { insertRow, type Row, requireRow } from '../store/rows.js';
+import { type Collection, defineCollection } from './collection.js';
+import { defineCreateRoute } from './collection-create.js';
+import { defineCollectionReads } from './collection-reads.js';
+import { defineUpdateRoute } from './collection-update.js';
+import { describedToWire, newDescribedRow } from './described-row.js';
 import { defineModuleRoutes } from './edge-module-routes.js';
 
 type EdgeTable = 'tls_edges' | 'https_edges' | 'tcp_edges';
@@ -36,30 +32,56 @@ type EdgeBody = {
   hostports?: string[];
 };
 
-export interface EdgeCollectionSpec<
-  Item extends z.ZodType,
-  List extends z.ZodType,
+/** A kind of edge: a collection whose read form is its row, hostports and modules. */
+export interface EdgeCollection<Item extends z.ZodType, List extends z.ZodType>
+  extends Collection<EdgeTable, Item, List> {
+  /** Singular resource name of the edge's `created`/`updated`/`deleted` events (module changes too). */
+  eventResource: string;
+  /** The module kinds of this edge, in the order of its read form. */
+  modules: readonly ModuleKind[];
+}
+
+/** The facts of a kind of edge; its read form follows from them. */
+export interface EdgeFacts<Item extends z.ZodType, List extends z.ZodType>
+  extends Omit<EdgeCollection<Item, List>, 'idPrefix' | 'toWire' | 'toWireMany'> {
+  /**
+   * Members of the read form beyond the row (an HTTPS edge's routes), one object per row in row order;
+   * gathered for a whole page at once, so a list costs one query rather than one per edge.
+   */
+  extraWire?(rows: EdgeRow[], ctx: RequestContext): Promise<Record<string, unknown>[]>;
+}
+
+/** Describes a kind of edge: `defineCollection` with the read form every edge has. */
+export function defineEdgeCollection<Item extends z.ZodType, List extends z.ZodType>(
+  facts: EdgeFacts<Item, List>,
+): EdgeCollection<Item, List> {
+  const { extraWire, ...rest } = facts;
+  const toWireMany = async (rows: EdgeRow[], ctx: RequestContext): Promise<z.input<Item>[]> => {
+    const extras = extraWire ? await extraWire(rows, ctx) : [];
+    return rows.map(
+      (row, index) =>
+        ({
+          ...describedToWire(row, ctx, facts.path),
+          hostports: JSON.parse(row.hostports) as string[],
+          ...modulesToWire(parseStoredModules(row.modules), facts.modules, ctx),
+          ...extras[index],
+        }) as z.input<Item>,
+    );
+  };
+  const toWire = async (row: EdgeRow, ctx: RequestContext): Promise<z.input<Item>> =>
+    (await toWireMany([row], ctx))[0] as z.input<Item>;
+  return {
+    ...defineCollection({ ...rest, toWire, toWireMany }),
+    eventResource: facts.eventResource,
+    modules: facts.modules,
+  };
+}
+
+/** What the routes of a kind of edge say besides the edge's facts. */
+export interface EdgeRoutes<
   Create extends z.ZodType<EdgeBody & { hostports: string[] }>,
   Update extends z.ZodType<EdgeBody>,
 > {
-  table: EdgeTable;
-  /** Collection path, e.g. `/edges/tls`. */
-  path: string;
-  /** Id prefix of a new edge, e.g. `edgtls`. */
-  idPrefix: string;
-  /** Human name used in messages: "TLS edge with id ... not found". */
-  kind: string;
-  /** Operation id stem: `TLSEdge` -> createTLSEdge, getTLSEdge, replaceTLSEdgeBackendModule. */
-  name: string;
-  plural: string;
-  tag: string;
-  /** Singular resource name of the edge's `created`/`updated`/`deleted` events. */
-  eventResource: string;
-  listKey: string;
-  /** The module kinds of this edge, in the order of its read form. */
-  modules: readonly ModuleKind[];
-  item: Item;
-  list: List;
   create: Create;
   update: Update;
   summaries: { create: string; update: string };
@@ -70,11 +92,6 @@ export interface EdgeCollectionSpec<
    * the change and the names of those the request sets (TLS: mutual_tls with TLS passed through).
    */
   checkModules?(modules: StoredModules, changed: readonly string[], source: ModuleChangeSource): void;
-  /**
-   * Members of the read form beyond the row (an HTTPS edge's routes), one object per row in row order;
-   * gathered for a whole page at once, so a list costs one query rather than one per edge.
-   */
-  extraWire?(rows: EdgeRow[], ctx: RequestContext): Promise<Record<string, unknown>[]>;
   /** Runs in the delete transaction before the edge's hostports are released and the row goes. */
   beforeDelete?(row: EdgeRow, ctx: RequestContext): Promise<void>;
 }
@@ -84,49 +101,26 @@ export interface EdgeCollectionSpec<
  * one replaces the old), GET list, GET one, DELETE (releasing the hostports), and PUT/GET/DELETE of
  * each module.
  */
-export function defineEdgeCollection<
+export function defineEdgeRoutes<
   Item extends z.ZodType,
   List extends z.ZodType,
   Create extends z.ZodType<EdgeBody & { hostports: string[] }>,
   Update extends z.ZodType<EdgeBody>,
->(app: FastifyInstance, spec: EdgeCollectionSpec<Item, List, Create, Update>): void {
-  const { table, path, kind, tag, eventResource, modules } = spec;
+>(app: FastifyInstance, edges: EdgeCollection<Item, List>, routes: EdgeRoutes<Create, Update>): void {
+  const { table, path, kind, modules } = edges;
 
-  const toWireMany = async (rows: EdgeRow[], ctx: RequestContext): Promise<z.input<Item>[]> => {
-    const extras = spec.extraWire ? await spec.extraWire(rows, ctx) : [];
-    return rows.map(
-      (row, index) =>
-        ({
-          ...describedToWire(row, ctx, path),
-          hostports: JSON.parse(row.hostports) as string[],
-          ...modulesToWire(parseStoredModules(row.modules), modules, ctx),
-          ...extras[index],
-        }) as z.input<Item>,
-    );
-  };
-  const toWire = async (row: EdgeRow, ctx: RequestContext): Promise<z.input<Item>> =>
-    (await toWireMany([row], ctx))[0] as z.input<Item>;
-
-  defineRoute(app, {
-    method: 'POST',
-    url: path,
-    operationId: `create${spec.name}`,
-    summary: spec.summaries.create,
-    tag,
-    body: spec.create,
-    status: 201,
-    response: spec.item,
-    idempotent: true,
-    event: { resource: eventResource, action: 'created' },
+  defineCreateRoute(app, edges, {
+    summary: routes.summaries.create,
+    body: routes.create,
     handler: async ({ body, ctx }) => {
-      await spec.checkHostports?.(ctx, body.hostports);
-      const described = newDescribedRow(spec.idPrefix, body, ctx);
+      await routes.checkHostports?.(ctx, body.hostports);
+      const described = newDescribedRow(edges.idPrefix, body, ctx);
       const stored = await modulesFromBody(body, modules, ctx, 'create', `${path}/{id}`, {
         table,
         id: described.id,
         modules: {},
       });
-      spec.checkModules?.(stored, Object.keys(stored), 'body');
+      routes.checkModules?.(stored, Object.keys(stored), 'body');
       const row = {
         ...described,
         hostports: JSON.stringify(body.hostports),
@@ -134,19 +128,12 @@ export function defineEdgeCollection<
       };
       await claimHostports(ctx, row.id, body.hostports);
       await insertRow(ctx.db, table, row);
-      return toWire(row, ctx);
+      return edges.toWire(row, ctx);
     },
   });
-  defineUpdateRoute(app, {
-    table,
-    eventResource,
-    path,
-    kind,
-    name: spec.name,
-    tag,
-    summary: spec.summaries.update,
-    body: spec.update,
-    item: spec.item,
+  defineUpdateRoute(app, edges, {
+    summary: routes.summaries.update,
+    body: routes.update,
     toChanges: async (body, row, ctx) => {
       const current = parseStoredModules(row.modules);
       const changed = await modulesFromBody(body, modules, ctx, 'update', `${path}/${row.id}`, {
@@ -155,9 +142,9 @@ export function defineEdgeCollection<
         modules: current,
       });
       const merged = { ...current, ...changed };
-      spec.checkModules?.(merged, Object.keys(changed), 'body');
+      routes.checkModules?.(merged, Object.keys(changed), 'body');
       if (body.hostports !== undefined) {
-        await spec.checkHostports?.(ctx, body.hostports);
+        await routes.checkHostports?.(ctx, body.hostports);
         await claimHostports(ctx, row.id, body.hostports);
       }
       return {
@@ -167,24 +154,11 @@ export function defineEdgeCollection<
         modules: JSON.stringify(merged),
       };
     },
-    toWire,
   });
-  defineCollectionReads(app, {
-    table,
-    eventResource,
-    path,
-    listKey: spec.listKey,
-    kind,
-    name: spec.name,
-    plural: spec.plural,
-    tag,
-    item: spec.item,
-    list: spec.list,
-    toWire,
-    toWireMany,
+  defineCollectionReads(app, edges, {
     // The hostports become free for another edge.
     beforeDelete: async (row, ctx) => {
-      await spec.beforeDelete?.(row, ctx);
+      await routes.beforeDelete?.(row, ctx);
       await releaseHostports(ctx, row.id);
     },
   });
@@ -195,13 +169,13 @@ export function defineEdgeCollection<
       path: `${path}/:id`,
       params: idParams,
       kind,
-      operationStem: spec.name,
-      eventResource,
-      tag,
+      operationStem: edges.name,
+      eventResource: edges.eventResource,
+      tag: edges.tag,
       // Edge modules derive nothing from the edge's hostports (only route modules, SAML, do).
       load: async (params, ctx) => ({ ...(await requireRow(ctx.db, table, params.id, kind)), scope: {} }),
-      readForm: async (params, ctx) => toWire(await requireRow(ctx.db, table, params.id, kind), ctx),
-      checkModules: spec.checkModules,
+      readForm: async (params, ctx) => edges.toWire(await requireRow(ctx.db, table, params.id, kind), ctx),
+      checkModules: routes.checkModules,
     },
     modules,
   );

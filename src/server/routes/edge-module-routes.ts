@@ -6,7 +6,7 @@ import type { ModuleChangeSource } from '../edges/tls-passthrough.js';
 import { ApiError } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { defineRoute } from '../http/route.js';
-import { updateRow } from './collection.js';
+import { updateRow } from '../store/rows.js';
 
 type ModuleTable = 'tls_edges' | 'https_edges' | 'tcp_edges' | 'https_edge_routes';
 

@@ -11,19 +11,27 @@ import {
 } from '../../schemas/event-destinations.js';
 import { inUse } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
-import { defineRoute } from '../http/route.js';
 import type { Db } from '../store/database.js';
-import {
-  defineCollectionReads,
-  defineUpdateRoute,
-  describedToWire,
-  insertRow,
-  newDescribedRow,
-  type Row,
-} from './collection.js';
+import { insertRow, type Row } from '../store/rows.js';
+import { defineCollection } from './collection.js';
+import { defineCreateRoute } from './collection-create.js';
+import { defineCollectionReads } from './collection-reads.js';
+import { defineUpdateRoute } from './collection-update.js';
+import { describedToWire, newDescribedRow } from './described-row.js';
 
-const TAG = 'Event destinations';
-const KIND = 'event destination';
+export const EVENT_DESTINATIONS = defineCollection({
+  table: 'event_destinations',
+  path: '/event_destinations',
+  kind: 'event destination',
+  name: 'EventDestination',
+  plural: 'EventDestinations',
+  tag: 'Event destinations',
+  eventResource: 'event_destination',
+  listKey: 'event_destinations',
+  item: eventDestination,
+  list: eventDestinationList,
+  toWire: eventDestinationToWire,
+});
 
 /** The target as sealed at rest: every member present, secrets in the clear (inside the seal only). */
 interface StoredAwsAuth {
@@ -126,7 +134,7 @@ export function eventDestinationToWire(
   ctx: RequestContext,
 ): EventDestination {
   return {
-    ...describedToWire(row, ctx, '/event_destinations'),
+    ...describedToWire(row, ctx, EVENT_DESTINATIONS.path),
     format: row.format,
     target: redactedTarget(openTarget(ctx, row)),
   };
@@ -145,58 +153,31 @@ async function subscriptionUsing(db: Db, destinationId: string): Promise<string 
 }
 
 export async function eventDestinationRoutes(app: FastifyInstance): Promise<void> {
-  defineRoute(app, {
-    method: 'POST',
-    url: '/event_destinations',
-    operationId: 'createEventDestination',
+  defineCreateRoute(app, EVENT_DESTINATIONS, {
     summary: 'Create an event destination (it receives nothing until a subscription lists it)',
-    tag: TAG,
     body: eventDestinationCreate,
-    status: 201,
-    response: eventDestination,
-    idempotent: true,
-    event: { resource: 'event_destination', action: 'created' },
     handler: async ({ body, ctx }) => {
-      const described = newDescribedRow('ed', body, ctx);
+      const described = newDescribedRow(EVENT_DESTINATIONS.idPrefix, body, ctx);
       const row = {
         ...described,
         format: body.format ?? 'json',
         target_sealed: sealTarget(ctx, described.id, body.target),
       };
-      await insertRow(ctx.db, 'event_destinations', row);
+      await insertRow(ctx.db, EVENT_DESTINATIONS.table, row);
       return eventDestinationToWire(row, ctx);
     },
   });
-  defineUpdateRoute(app, {
-    table: 'event_destinations',
-    eventResource: 'event_destination',
-    path: '/event_destinations',
-    kind: KIND,
-    name: 'EventDestination',
-    tag: TAG,
+  defineUpdateRoute(app, EVENT_DESTINATIONS, {
     summary: 'Update an event destination; a given target replaces the old one completely',
     body: eventDestinationUpdate,
-    item: eventDestination,
     toChanges: (body, row, ctx) => ({
       description: body.description,
       metadata: body.metadata,
       format: body.format,
       target_sealed: body.target === undefined ? undefined : sealTarget(ctx, row.id, body.target),
     }),
-    toWire: eventDestinationToWire,
   });
-  defineCollectionReads(app, {
-    table: 'event_destinations',
-    eventResource: 'event_destination',
-    path: '/event_destinations',
-    listKey: 'event_destinations',
-    kind: KIND,
-    name: 'EventDestination',
-    plural: 'EventDestinations',
-    tag: TAG,
-    item: eventDestination,
-    list: eventDestinationList,
-    toWire: eventDestinationToWire,
+  defineCollectionReads(app, EVENT_DESTINATIONS, {
     // A subscription must never point at a destination that is gone: the caller unlinks it first.
     beforeDelete: async (row, ctx) => {
       const subscriptionId = await subscriptionUsing(ctx.db, row.id);

@@ -7,19 +7,24 @@ import {
   eventSourceParams,
 } from '../../schemas/event-subscriptions.js';
 import { ApiError, conflict } from '../errors/api-error.js';
-import type { RouteEvent } from '../events/outbox.js';
 import type { RequestContext } from '../http/context.js';
 import { listResponse } from '../http/list-response.js';
-import { defineRoute } from '../http/route.js';
-import { type Row, requireRow, updateRow } from './collection.js';
+import { defineRoute, type RouteEvent } from '../http/route.js';
+import { type Row, requireRow, updateRow } from '../store/rows.js';
 import {
-  EVENT_SUBSCRIPTION_KIND,
+  EVENT_SUBSCRIPTIONS,
   eventSourceToWire,
   eventSubscriptionToWire,
   sourceTypesOf,
 } from './event-subscriptions.js';
 
-const TAG = 'Event subscriptions';
+const TAG = EVENT_SUBSCRIPTIONS.tag;
+const SOURCES_PATH = `${EVENT_SUBSCRIPTIONS.path}/:id/sources`;
+
+/** The subscription of `/event_subscriptions/{id}/sources...`, or a 404. */
+function requireSubscription(ctx: RequestContext, id: string): Promise<Row<'event_subscriptions'>> {
+  return requireRow(ctx.db, EVENT_SUBSCRIPTIONS.table, id, EVENT_SUBSCRIPTIONS.kind);
+}
 
 /**
  * Event sources are not rows of their own: they are the `source_types` of their subscription,
@@ -69,17 +74,14 @@ const SUBSCRIPTION_UPDATED: RouteEvent = {
   action: 'updated',
   object: async ({ params, ctx }: { params: unknown; ctx: RequestContext }) => {
     const { id } = params as { id: string };
-    return eventSubscriptionToWire(
-      await requireRow(ctx.db, 'event_subscriptions', id, EVENT_SUBSCRIPTION_KIND),
-      ctx,
-    );
+    return eventSubscriptionToWire(await requireSubscription(ctx, id), ctx);
   },
 };
 
 export async function eventSourceRoutes(app: FastifyInstance): Promise<void> {
   defineRoute(app, {
     method: 'GET',
-    url: '/event_subscriptions/:id/sources',
+    url: SOURCES_PATH,
     operationId: 'listEventSources',
     summary:
       'List the sources (event types) of an event subscription, in the order they were added; before_id is a type',
@@ -89,18 +91,23 @@ export async function eventSourceRoutes(app: FastifyInstance): Promise<void> {
     status: 200,
     response: eventSourceList,
     handler: async ({ params, query, ctx }) => {
-      const row = await requireRow(ctx.db, 'event_subscriptions', params.id, EVENT_SUBSCRIPTION_KIND);
+      const row = await requireSubscription(ctx, params.id);
       const page = sourcePage(row, query.limit, query.before_id);
       // A type is the cursor, as an id is for collections of rows.
       const typePage = { rows: page.types.map((type) => ({ id: type })), nextBeforeId: page.nextBeforeId };
-      return listResponse(ctx, 'sources', `/event_subscriptions/${row.id}/sources`, query, typePage, (item) =>
-        eventSourceToWire(row.id, item.id, ctx),
+      return listResponse(
+        ctx,
+        'sources',
+        `${EVENT_SUBSCRIPTIONS.path}/${row.id}/sources`,
+        query,
+        typePage,
+        (item) => eventSourceToWire(row.id, item.id, ctx),
       );
     },
   });
   defineRoute(app, {
     method: 'POST',
-    url: '/event_subscriptions/:id/sources',
+    url: SOURCES_PATH,
     operationId: 'createEventSource',
     summary: 'Add a source (event type) to an event subscription',
     tag: TAG,
@@ -111,12 +118,12 @@ export async function eventSourceRoutes(app: FastifyInstance): Promise<void> {
     idempotent: true,
     event: SUBSCRIPTION_UPDATED,
     handler: async ({ params, body, ctx }) => {
-      const row = await requireRow(ctx.db, 'event_subscriptions', params.id, EVENT_SUBSCRIPTION_KIND);
+      const row = await requireSubscription(ctx, params.id);
       const types = sourceTypesOf(row);
       if (types.includes(body.type)) {
         throw conflict(`type: event subscription ${row.id} already has a source of type '${body.type}'`);
       }
-      await updateRow(ctx.db, 'event_subscriptions', row.id, {
+      await updateRow(ctx.db, EVENT_SUBSCRIPTIONS.table, row.id, {
         source_types: JSON.stringify([...types, body.type]),
       });
       return eventSourceToWire(row.id, body.type, ctx);
@@ -124,7 +131,7 @@ export async function eventSourceRoutes(app: FastifyInstance): Promise<void> {
   });
   defineRoute(app, {
     method: 'GET',
-    url: '/event_subscriptions/:id/sources/:type',
+    url: `${SOURCES_PATH}/:type`,
     operationId: 'getEventSource',
     summary: 'Get one source of an event subscription by its event type',
     tag: TAG,
@@ -132,14 +139,14 @@ export async function eventSourceRoutes(app: FastifyInstance): Promise<void> {
     status: 200,
     response: eventSource,
     handler: async ({ params, ctx }) => {
-      const row = await requireRow(ctx.db, 'event_subscriptions', params.id, EVENT_SUBSCRIPTION_KIND);
+      const row = await requireSubscription(ctx, params.id);
       requireSource(row, params.type);
       return eventSourceToWire(row.id, params.type, ctx);
     },
   });
   defineRoute(app, {
     method: 'DELETE',
-    url: '/event_subscriptions/:id/sources/:type',
+    url: `${SOURCES_PATH}/:type`,
     operationId: 'deleteEventSource',
     summary: 'Remove a source from an event subscription',
     tag: TAG,
@@ -147,9 +154,9 @@ export async function eventSourceRoutes(app: FastifyInstance): Promise<void> {
     status: 204,
     event: SUBSCRIPTION_UPDATED,
     handler: async ({ params, ctx }) => {
-      const row = await requireRow(ctx.db, 'event_subscriptions', params.id, EVENT_SUBSCRIPTION_KIND);
+      const row = await requireSubscription(ctx, params.id);
       requireSource(row, params.type);
-      await updateRow(ctx.db, 'event_subscriptions', row.id, {
+      await updateRow(ctx.db, EVENT_SUBSCRIPTIONS.table, row.id, {
         source_types: JSON.stringify(sourceTypesOf(row).filter((type) => type !== params.type)),
       });
       return undefined;

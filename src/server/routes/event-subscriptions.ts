@@ -10,20 +10,28 @@ import {
 } from '../../schemas/event-subscriptions.js';
 import { badReference } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
-import { defineRoute } from '../http/route.js';
 import type { Db } from '../store/database.js';
-import {
-  defineCollectionReads,
-  defineUpdateRoute,
-  describedToWire,
-  findRow,
-  insertRow,
-  newDescribedRow,
-  type Row,
-} from './collection.js';
+import { findRow, insertRow, type Row } from '../store/rows.js';
+import { defineCollection } from './collection.js';
+import { defineCreateRoute } from './collection-create.js';
+import { defineCollectionReads } from './collection-reads.js';
+import { defineUpdateRoute } from './collection-update.js';
+import { describedToWire, newDescribedRow } from './described-row.js';
+import { EVENT_DESTINATIONS } from './event-destinations.js';
 
-const TAG = 'Event subscriptions';
-export const EVENT_SUBSCRIPTION_KIND = 'event subscription';
+export const EVENT_SUBSCRIPTIONS = defineCollection({
+  table: 'event_subscriptions',
+  path: '/event_subscriptions',
+  kind: 'event subscription',
+  name: 'EventSubscription',
+  plural: 'EventSubscriptions',
+  tag: 'Event subscriptions',
+  eventResource: 'event_subscription',
+  listKey: 'event_subscriptions',
+  item: eventSubscription,
+  list: eventSubscriptionList,
+  toWire: eventSubscriptionToWire,
+});
 
 /** `source_types` and `destination_ids` are JSON arrays of strings, in the order the caller gave. */
 export function sourceTypesOf(row: Row<'event_subscriptions'>): string[] {
@@ -36,7 +44,7 @@ function destinationIdsOf(row: Row<'event_subscriptions'>): string[] {
 export function eventSourceToWire(subscriptionId: string, type: string, ctx: RequestContext): EventSource {
   return {
     type,
-    uri: ctx.url(`/event_subscriptions/${subscriptionId}/sources/${encodeURIComponent(type)}`),
+    uri: ctx.url(`${EVENT_SUBSCRIPTIONS.path}/${subscriptionId}/sources/${encodeURIComponent(type)}`),
   };
 }
 
@@ -45,17 +53,20 @@ export function eventSubscriptionToWire(
   ctx: RequestContext,
 ): EventSubscription {
   return {
-    ...describedToWire(row, ctx, '/event_subscriptions'),
+    ...describedToWire(row, ctx, EVENT_SUBSCRIPTIONS.path),
     sources: sourceTypesOf(row).map((type) => eventSourceToWire(row.id, type, ctx)),
-    destinations: destinationIdsOf(row).map((id) => ({ id, uri: ctx.url(`/event_destinations/${id}`) })),
+    destinations: destinationIdsOf(row).map((id) => ({
+      id,
+      uri: ctx.url(`${EVENT_DESTINATIONS.path}/${id}`),
+    })),
   };
 }
 
 /** Every listed destination must exist now; the 400 names the first one that does not. */
 async function requireDestinations(db: Db, ids: string[]): Promise<void> {
   for (const [index, id] of ids.entries()) {
-    if (!(await findRow(db, 'event_destinations', id))) {
-      throw badReference(`destination_ids[${index}]`, id, 'event destination');
+    if (!(await findRow(db, EVENT_DESTINATIONS.table, id))) {
+      throw badReference(`destination_ids[${index}]`, id, EVENT_DESTINATIONS.kind);
     }
   }
 }
@@ -64,39 +75,24 @@ const typesOf = (sources: EventSourceInput[] | undefined) => sources?.map((sourc
 const asJson = (list: string[] | undefined) => (list === undefined ? undefined : JSON.stringify(list));
 
 export async function eventSubscriptionRoutes(app: FastifyInstance): Promise<void> {
-  defineRoute(app, {
-    method: 'POST',
-    url: '/event_subscriptions',
-    operationId: 'createEventSubscription',
+  defineCreateRoute(app, EVENT_SUBSCRIPTIONS, {
     summary: 'Create an event subscription: event types (sources) delivered to event destinations',
-    tag: TAG,
     body: eventSubscriptionCreate,
-    status: 201,
-    response: eventSubscription,
-    idempotent: true,
-    event: { resource: 'event_subscription', action: 'created' },
     handler: async ({ body, ctx }) => {
       const destinationIds = body.destination_ids ?? [];
       await requireDestinations(ctx.db, destinationIds);
       const row = {
-        ...newDescribedRow('esb', body, ctx),
+        ...newDescribedRow(EVENT_SUBSCRIPTIONS.idPrefix, body, ctx),
         source_types: JSON.stringify(typesOf(body.sources) ?? []),
         destination_ids: JSON.stringify(destinationIds),
       };
-      await insertRow(ctx.db, 'event_subscriptions', row);
+      await insertRow(ctx.db, EVENT_SUBSCRIPTIONS.table, row);
       return eventSubscriptionToWire(row, ctx);
     },
   });
-  defineUpdateRoute(app, {
-    table: 'event_subscriptions',
-    eventResource: 'event_subscription',
-    path: '/event_subscriptions',
-    kind: EVENT_SUBSCRIPTION_KIND,
-    name: 'EventSubscription',
-    tag: TAG,
+  defineUpdateRoute(app, EVENT_SUBSCRIPTIONS, {
     summary: 'Update an event subscription; sources and destination_ids, when given, replace the lists',
     body: eventSubscriptionUpdate,
-    item: eventSubscription,
     toChanges: async (body, _row, ctx) => {
       if (body.destination_ids) await requireDestinations(ctx.db, body.destination_ids);
       return {
@@ -106,19 +102,6 @@ export async function eventSubscriptionRoutes(app: FastifyInstance): Promise<voi
         destination_ids: asJson(body.destination_ids),
       };
     },
-    toWire: eventSubscriptionToWire,
   });
-  defineCollectionReads(app, {
-    table: 'event_subscriptions',
-    eventResource: 'event_subscription',
-    path: '/event_subscriptions',
-    listKey: 'event_subscriptions',
-    kind: EVENT_SUBSCRIPTION_KIND,
-    name: 'EventSubscription',
-    plural: 'EventSubscriptions',
-    tag: TAG,
-    item: eventSubscription,
-    list: eventSubscriptionList,
-    toWire: eventSubscriptionToWire,
-  });
+  defineCollectionReads(app, EVENT_SUBSCRIPTIONS);
 }

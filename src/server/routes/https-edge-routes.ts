@@ -9,6 +9,7 @@ import {
   httpsEdgeRoutesParams,
   httpsEdgeRouteUpdate,
 } from '../../schemas/https-edge-routes.js';
+import { idPrefixOf } from '../../schemas/id-prefixes.js';
 import { newId } from '../crypto/ids.js';
 import { edgeOrigin } from '../edges/hostports.js';
 import type { WireScope } from '../edges/module-kinds.js';
@@ -26,7 +27,8 @@ import type { RequestContext } from '../http/context.js';
 import { listResponse } from '../http/list-response.js';
 import { defineRoute } from '../http/route.js';
 import { fetchPage } from '../store/paging.js';
-import { deleteRow, insertRow, newDescribedRow, type Row, requireRow, updateRow } from './collection.js';
+import { deleteRow, insertRow, type Row, requireRow, updateRow } from '../store/rows.js';
+import { newDescribedRow } from './described-row.js';
 import { defineModuleRoutes } from './edge-module-routes.js';
 
 const TAG = 'HTTPS edge routes';
@@ -34,8 +36,10 @@ const KIND = 'HTTPS edge route';
 const EDGE_KIND = 'HTTPS edge';
 const TABLE = 'https_edge_routes';
 const EVENT_RESOURCE = 'https_edge_route';
-const ID_PREFIX = 'edghtsrt';
-const routesPath = (edgeId: string) => `/edges/https/${edgeId}/routes`;
+/** Routes are a collection under their edge, not a `defineCollection`: every request names the edge. */
+const COLLECTION_PATH = '/edges/https/:edge_id/routes';
+const ID_PREFIX = idPrefixOf(COLLECTION_PATH);
+const routesPath = (edgeId: string) => COLLECTION_PATH.replace(':edge_id', edgeId);
 
 type EdgeRow = Row<'https_edges'>;
 type RouteRow = Row<'https_edge_routes'>;
@@ -163,7 +167,7 @@ async function refuseDuplicateMatch(
 export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> {
   defineRoute(app, {
     method: 'POST',
-    url: '/edges/https/:edge_id/routes',
+    url: COLLECTION_PATH,
     operationId: 'createHTTPSEdgeRoute',
     summary: 'Create a route of an HTTPS edge',
     tag: TAG,
@@ -204,7 +208,7 @@ export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> 
   });
   defineRoute(app, {
     method: 'GET',
-    url: '/edges/https/:edge_id/routes',
+    url: COLLECTION_PATH,
     operationId: 'listHTTPSEdgeRoutes',
     summary: 'List the routes of an HTTPS edge, newest first',
     tag: TAG,
@@ -229,7 +233,7 @@ export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> 
   });
   defineRoute(app, {
     method: 'GET',
-    url: '/edges/https/:edge_id/routes/:id',
+    url: `${COLLECTION_PATH}/:id`,
     operationId: 'getHTTPSEdgeRoute',
     summary: 'Get a route of an HTTPS edge',
     tag: TAG,
@@ -240,7 +244,7 @@ export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> 
   });
   defineRoute(app, {
     method: 'PATCH',
-    url: '/edges/https/:edge_id/routes/:id',
+    url: `${COLLECTION_PATH}/:id`,
     operationId: 'updateHTTPSEdgeRoute',
     summary: 'Update a route: absent modules are unchanged, present ones are replaced completely',
     tag: TAG,
@@ -283,7 +287,7 @@ export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> 
   });
   defineRoute(app, {
     method: 'DELETE',
-    url: '/edges/https/:edge_id/routes/:id',
+    url: `${COLLECTION_PATH}/:id`,
     operationId: 'deleteHTTPSEdgeRoute',
     summary: 'Delete a route of an HTTPS edge',
     tag: TAG,
@@ -300,7 +304,7 @@ export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> 
     app,
     {
       table: TABLE,
-      path: '/edges/https/:edge_id/routes/:id',
+      path: `${COLLECTION_PATH}/:id`,
       params: httpsEdgeRouteParams,
       kind: KIND,
       operationStem: 'HTTPSEdgeRoute',

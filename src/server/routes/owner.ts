@@ -1,3 +1,4 @@
+import { isIdOf } from '../../schemas/id-prefixes.js';
 import { badReference, forbidden } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 
@@ -21,7 +22,7 @@ async function ownerExists(ctx: RequestContext, id: string): Promise<boolean> {
       (await ctx.db.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst()) !== undefined
     );
   }
-  if (id.startsWith('bot_')) {
+  if (isIdOf('/bot_users', id)) {
     return (
       (await ctx.db.selectFrom('bot_users').select('id').where('id', '=', id).executeTakeFirst()) !==
       undefined

@@ -9,18 +9,27 @@ import {
 } from '../../schemas/reserved-addrs.js';
 import { ApiError, badReference, inUse } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
-import { defineRoute } from '../http/route.js';
 import type { Db } from '../store/database.js';
-import {
-  defineCollectionReads,
-  defineUpdateRoute,
-  describedToWire,
-  newDescribedRow,
-  type Row,
-} from './collection.js';
+import type { Row } from '../store/rows.js';
+import { defineCollection } from './collection.js';
+import { defineCreateRoute } from './collection-create.js';
+import { defineCollectionReads } from './collection-reads.js';
+import { defineUpdateRoute } from './collection-update.js';
+import { describedToWire, newDescribedRow } from './described-row.js';
 
-const TAG = 'Reserved addresses';
-const KIND = 'reserved address';
+const RESERVED_ADDRS = defineCollection({
+  table: 'reserved_addrs',
+  path: '/reserved_addrs',
+  kind: 'reserved address',
+  name: 'ReservedAddr',
+  plural: 'ReservedAddrs',
+  tag: 'Reserved addresses',
+  eventResource: 'reserved_addr',
+  listKey: 'reserved_addrs',
+  item: reservedAddr,
+  list: reservedAddrList,
+  toWire: reservedAddrToWire,
+});
 
 /** Ports below 10000 are left to well-known and registered services. */
 export const RESERVED_PORT_MIN = 10000;
@@ -34,7 +43,7 @@ export function randomReservedPort(): number {
 
 export function reservedAddrToWire(row: Row<'reserved_addrs'>, ctx: RequestContext): ReservedAddr {
   return {
-    ...describedToWire(row, ctx, '/reserved_addrs'),
+    ...describedToWire(row, ctx, RESERVED_ADDRS.path),
     addr: row.addr,
     region: row.region as ReservedAddr['region'],
     // Endpoint configurations are not built, so none can be attached.
@@ -69,22 +78,14 @@ export async function insertWithFreeAddr(
 }
 
 export async function reservedAddrRoutes(app: FastifyInstance): Promise<void> {
-  defineRoute(app, {
-    method: 'POST',
-    url: '/reserved_addrs',
-    operationId: 'createReservedAddr',
+  defineCreateRoute(app, RESERVED_ADDRS, {
     summary: 'Reserve a TCP address (hostname:port) in a region',
-    tag: TAG,
     body: reservedAddrCreate,
-    status: 201,
-    response: reservedAddr,
-    idempotent: true,
-    event: { resource: 'reserved_addr', action: 'created' },
     handler: async ({ body, ctx }) => {
       const row = await insertWithFreeAddr(
         ctx.db,
         {
-          ...newDescribedRow('ra', body, ctx),
+          ...newDescribedRow(RESERVED_ADDRS.idPrefix, body, ctx),
           region: body.region ?? 'us',
           endpoint_configuration_id: null,
         },
@@ -93,16 +94,9 @@ export async function reservedAddrRoutes(app: FastifyInstance): Promise<void> {
       return reservedAddrToWire(row, ctx);
     },
   });
-  defineUpdateRoute(app, {
-    table: 'reserved_addrs',
-    eventResource: 'reserved_addr',
-    path: '/reserved_addrs',
-    kind: KIND,
-    name: 'ReservedAddr',
-    tag: TAG,
+  defineUpdateRoute(app, RESERVED_ADDRS, {
     summary: 'Update the description or metadata of a reserved address (region and addr are fixed)',
     body: reservedAddrUpdate,
-    item: reservedAddr,
     toChanges: (body) => {
       const { endpoint_configuration_id: endpointConfigurationId, ...changes } = body;
       // null or "" detaches, which is already the case; any id names something that cannot exist yet.
@@ -111,20 +105,8 @@ export async function reservedAddrRoutes(app: FastifyInstance): Promise<void> {
       }
       return changes;
     },
-    toWire: reservedAddrToWire,
   });
-  defineCollectionReads(app, {
-    table: 'reserved_addrs',
-    eventResource: 'reserved_addr',
-    path: '/reserved_addrs',
-    listKey: 'reserved_addrs',
-    kind: KIND,
-    name: 'ReservedAddr',
-    plural: 'ReservedAddrs',
-    tag: TAG,
-    item: reservedAddr,
-    list: reservedAddrList,
-    toWire: reservedAddrToWire,
+  defineCollectionReads(app, RESERVED_ADDRS, {
     // An address a TCP edge listens on stays reserved until the edge lets go of it.
     beforeDelete: async (row, ctx) => {
       const user = await ctx.db

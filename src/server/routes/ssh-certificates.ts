@@ -20,27 +20,67 @@ import { type SshCertificateType, signSshCertificate } from '../crypto/ssh-certi
 import { parseSshPublicKey, SshPublicKeyError } from '../crypto/ssh-public-key.js';
 import { badReference, badRequest } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
-import { defineRoute } from '../http/route.js';
-import { rfc3339 } from '../http/time.js';
-import {
-  defineCollectionReads,
-  defineUpdateRoute,
-  describedToWire,
-  findRow,
-  insertRow,
-  newDescribedRow,
-  type Row,
-} from './collection.js';
-import { sshCaPrivateKey } from './ssh-certificate-authorities.js';
+import { findRow, insertRow, type Row } from '../store/rows.js';
+import { rfc3339 } from '../time/rfc3339.js';
+import { type Collection, defineCollection } from './collection.js';
+import { defineCreateRoute } from './collection-create.js';
+import { defineCollectionReads } from './collection-reads.js';
+import { defineUpdateRoute } from './collection-update.js';
+import { describedToWire, newDescribedRow } from './described-row.js';
+import { SSH_CERTIFICATE_AUTHORITIES, sshCaPrivateKey } from './ssh-certificate-authorities.js';
 
-const HOST_PATH = '/ssh_host_certificates';
-const USER_PATH = '/ssh_user_certificates';
 const DAY_MS = 24 * 60 * 60 * 1000;
+
+type CertificateTable = 'ssh_host_certificates' | 'ssh_user_certificates';
+type CertificateRow = Row<CertificateTable>;
+
+/**
+ * Host and user certificates are alike in all but their type: the facts of each collection follow
+ * from it (`/ssh_host_certificates`, "SSH host certificate", `ssh_host_certificate_created.v0`).
+ */
+function certificateCollection<Item extends z.ZodType, List extends z.ZodType>(facts: {
+  type: SshCertificateType;
+  /** Operation id stem: `SSHHostCertificate` -> createSSHHostCertificate, listSSHHostCertificates. */
+  name: string;
+  item: Item;
+  list: List;
+  toWire(row: CertificateRow, ctx: RequestContext): z.input<Item>;
+}): Collection<CertificateTable, Item, List> {
+  const { type, name } = facts;
+  return defineCollection({
+    table: `ssh_${type}_certificates`,
+    path: `/ssh_${type}_certificates`,
+    kind: `SSH ${type} certificate`,
+    name,
+    plural: `${name}s`,
+    tag: `SSH ${type} certificates`,
+    eventResource: `ssh_${type}_certificate`,
+    listKey: `ssh_${type}_certificates`,
+    item: facts.item,
+    list: facts.list,
+    toWire: facts.toWire,
+  });
+}
+
+const HOST_CERTIFICATES = certificateCollection({
+  type: 'host',
+  name: 'SSHHostCertificate',
+  item: sshHostCertificate,
+  list: sshHostCertificateList,
+  toWire: sshHostCertificateToWire,
+});
+
+const USER_CERTIFICATES = certificateCollection({
+  type: 'user',
+  name: 'SSHUserCertificate',
+  item: sshUserCertificate,
+  list: sshUserCertificateList,
+  toWire: sshUserCertificateToWire,
+});
 
 /** What host and user certificates differ in, besides user certificates' options and extensions. */
 const VARIANTS = {
   host: {
-    prefix: 'shcrt',
     defaultValidity: 'one year after creation',
     // A calendar year: 2030-02-28 + 1 year is 2031-02-28, the same time of day.
     defaultValidUntil: (created: Date) => {
@@ -50,7 +90,6 @@ const VARIANTS = {
     },
   },
   user: {
-    prefix: 'sucrt',
     defaultValidity: '24 hours after creation',
     defaultValidUntil: (created: Date) => new Date(created.getTime() + DAY_MS),
   },
@@ -97,24 +136,25 @@ function sortedByName(map: Readonly<Record<string, string>>): Record<string, str
   );
 }
 
-/** Validates the request against the CA and the clock, signs the certificate, and stores it. */
+/** Validates the request against the CA and the clock, signs the certificate, and stores it in `into`. */
 async function issueCertificate(
   type: SshCertificateType,
+  into: Pick<Collection<CertificateTable, z.ZodType, z.ZodType>, 'table' | 'idPrefix'>,
   body: CertificateBody,
   ctx: RequestContext,
-): Promise<Row<'ssh_host_certificates'>> {
+): Promise<CertificateRow> {
   const variant = VARIANTS[type];
-  const ca = await findRow(ctx.db, 'ssh_certificate_authorities', body.ssh_certificate_authority_id);
+  const ca = await findRow(ctx.db, SSH_CERTIFICATE_AUTHORITIES.table, body.ssh_certificate_authority_id);
   if (!ca) {
     throw badReference(
       'ssh_certificate_authority_id',
       body.ssh_certificate_authority_id,
-      'SSH certificate authority',
+      SSH_CERTIFICATE_AUTHORITIES.kind,
     );
   }
   const publicKey = body.public_key.trim();
   const subject = subjectKey(publicKey);
-  const described = newDescribedRow(variant.prefix, body, ctx);
+  const described = newDescribedRow(into.idPrefix, body, ctx);
   const created = new Date(described.created_at);
   // The schema has already refused anything parseRfc3339 cannot read.
   const validAfter = body.valid_after === undefined ? created : (parseRfc3339(body.valid_after) as Date);
@@ -161,29 +201,23 @@ async function issueCertificate(
     valid_until: rfc3339(validUntil),
     certificate: signed.line,
   };
-  await insertRow(ctx.db, type === 'host' ? 'ssh_host_certificates' : 'ssh_user_certificates', row);
+  await insertRow(ctx.db, into.table, row);
   return row;
 }
 
-export function sshHostCertificateToWire(
-  row: Row<'ssh_host_certificates'>,
-  ctx: RequestContext,
-): SshHostCertificate {
-  return certificateToWire(row, ctx, HOST_PATH);
+export function sshHostCertificateToWire(row: CertificateRow, ctx: RequestContext): SshHostCertificate {
+  return certificateToWire(row, ctx, HOST_CERTIFICATES.path);
 }
 
-export function sshUserCertificateToWire(
-  row: Row<'ssh_user_certificates'>,
-  ctx: RequestContext,
-): SshUserCertificate {
+export function sshUserCertificateToWire(row: CertificateRow, ctx: RequestContext): SshUserCertificate {
   return {
-    ...certificateToWire(row, ctx, USER_PATH),
+    ...certificateToWire(row, ctx, USER_CERTIFICATES.path),
     critical_options: JSON.parse(row.critical_options) as Record<string, string>,
     extensions: JSON.parse(row.extensions) as Record<string, string>,
   };
 }
 
-function certificateToWire(row: Row<'ssh_host_certificates'>, ctx: RequestContext, path: string) {
+function certificateToWire(row: CertificateRow, ctx: RequestContext, path: string) {
   return {
     ...describedToWire(row, ctx, path),
     ssh_certificate_authority_id: row.ssh_certificate_authority_id,
@@ -196,98 +230,42 @@ function certificateToWire(row: Row<'ssh_host_certificates'>, ctx: RequestContex
   };
 }
 
-interface CertificateCollection<
-  Item extends z.ZodType,
-  List extends z.ZodType,
-  Create extends z.ZodType<CertificateBody>,
-  Update extends z.ZodType<{ description?: string | undefined; metadata?: string | undefined }>,
-> {
-  type: SshCertificateType;
-  path: string;
-  /** Operation id stem: `SSHHostCertificate` -> createSSHHostCertificate, listSSHHostCertificates. */
-  name: string;
-  item: Item;
-  list: List;
-  create: Create;
-  update: Update;
-  toWire(row: Row<'ssh_host_certificates'>, ctx: RequestContext): z.input<Item>;
-}
-
 /**
  * Host and user certificates are served alike: POST signs one, PATCH changes only its description and
  * metadata (the signed certificate is immutable), GET list, GET one and DELETE.
  */
-function defineCertificateCollection<
+function defineCertificateRoutes<
   Item extends z.ZodType,
   List extends z.ZodType,
   Create extends z.ZodType<CertificateBody>,
   Update extends z.ZodType<{ description?: string | undefined; metadata?: string | undefined }>,
->(app: FastifyInstance, spec: CertificateCollection<Item, List, Create, Update>): void {
-  const { type, path, name } = spec;
-  const table = `ssh_${type}_certificates` as const;
-  const eventResource = `ssh_${type}_certificate`;
-  const tag = `SSH ${type} certificates`;
-  const kind = `SSH ${type} certificate`;
-  defineRoute(app, {
-    method: 'POST',
-    url: path,
-    operationId: `create${name}`,
+>(
+  app: FastifyInstance,
+  type: SshCertificateType,
+  collection: Collection<CertificateTable, Item, List>,
+  bodies: { create: Create; update: Update },
+): void {
+  defineCreateRoute(app, collection, {
     summary: `Sign a ${type} public key with an SSH certificate authority`,
-    tag,
-    body: spec.create,
-    status: 201,
-    response: spec.item,
-    idempotent: true,
-    event: { resource: eventResource, action: 'created' },
-    handler: async ({ body, ctx }) => spec.toWire(await issueCertificate(type, body, ctx), ctx),
+    body: bodies.create,
+    handler: async ({ body, ctx }) =>
+      collection.toWire(await issueCertificate(type, collection, body, ctx), ctx),
   });
-  defineUpdateRoute(app, {
-    table,
-    eventResource,
-    path,
-    kind,
-    name,
-    tag,
-    summary: `Update the description or metadata of an ${kind}`,
-    body: spec.update,
-    item: spec.item,
+  defineUpdateRoute(app, collection, {
+    summary: `Update the description or metadata of an ${collection.kind}`,
+    body: bodies.update,
     toChanges: (body) => body,
-    toWire: spec.toWire,
   });
-  defineCollectionReads(app, {
-    table,
-    eventResource,
-    path,
-    listKey: table,
-    kind,
-    name,
-    plural: `${name}s`,
-    tag,
-    item: spec.item,
-    list: spec.list,
-    toWire: spec.toWire,
-  });
+  defineCollectionReads(app, collection);
 }
 
 export async function sshCertificateRoutes(app: FastifyInstance): Promise<void> {
-  defineCertificateCollection(app, {
-    type: 'host',
-    path: HOST_PATH,
-    name: 'SSHHostCertificate',
-    item: sshHostCertificate,
-    list: sshHostCertificateList,
+  defineCertificateRoutes(app, 'host', HOST_CERTIFICATES, {
     create: sshHostCertificateCreate,
     update: sshHostCertificateUpdate,
-    toWire: sshHostCertificateToWire,
   });
-  defineCertificateCollection(app, {
-    type: 'user',
-    path: USER_PATH,
-    name: 'SSHUserCertificate',
-    item: sshUserCertificate,
-    list: sshUserCertificateList,
+  defineCertificateRoutes(app, 'user', USER_CERTIFICATES, {
     create: sshUserCertificateCreate,
     update: sshUserCertificateUpdate,
-    toWire: sshUserCertificateToWire,
   });
 }

@@ -9,24 +9,33 @@ import {
 import { parseSshPublicKey, SshPublicKeyError } from '../crypto/ssh-public-key.js';
 import { badRequest, conflict } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
-import { defineRoute } from '../http/route.js';
-import {
-  defineCollectionReads,
-  defineUpdateRoute,
-  describedToWire,
-  insertRow,
-  newDescribedRow,
-  type Row,
-} from './collection.js';
+import { insertRow, type Row } from '../store/rows.js';
+import { defineCollection } from './collection.js';
+import { defineCreateRoute } from './collection-create.js';
+import { defineCollectionReads } from './collection-reads.js';
+import { defineUpdateRoute } from './collection-update.js';
 import { credentialChanges, storedAcl } from './credentials.js';
+import { describedToWire, newDescribedRow } from './described-row.js';
 import { resolveOwnerId } from './owner.js';
 
-const TAG = 'SSH credentials';
-const KIND = 'SSH credential';
+const SSH_CREDENTIALS = defineCollection({
+  table: 'ssh_credentials',
+  path: '/ssh_credentials',
+  kind: 'SSH credential',
+  name: 'SSHCredential',
+  plural: 'SSHCredentials',
+  tag: 'SSH credentials',
+  eventResource: 'ssh_credential',
+  listKey: 'ssh_credentials',
+  item: sshCredential,
+  list: sshCredentialList,
+  toWire: sshCredentialToWire,
+  ownerColumn: 'owner_id',
+});
 
 export function sshCredentialToWire(row: Row<'ssh_credentials'>, ctx: RequestContext): SshCredential {
   return {
-    ...describedToWire(row, ctx, '/ssh_credentials'),
+    ...describedToWire(row, ctx, SSH_CREDENTIALS.path),
     public_key: row.public_key,
     acl: storedAcl(row.acl),
     owner_id: row.owner_id,
@@ -43,24 +52,16 @@ function fingerprintOf(publicKey: string): string {
 }
 
 export async function sshCredentialRoutes(app: FastifyInstance): Promise<void> {
-  defineRoute(app, {
-    method: 'POST',
-    url: '/ssh_credentials',
-    operationId: 'createSSHCredential',
+  defineCreateRoute(app, SSH_CREDENTIALS, {
     summary: 'Register an SSH public key that tunnel agents authenticate with',
-    tag: TAG,
     body: sshCredentialCreate,
-    status: 201,
-    response: sshCredential,
-    idempotent: true,
-    event: { resource: 'ssh_credential', action: 'created' },
     handler: async ({ body, ctx }) => {
       const publicKey = body.public_key.trim();
       const fingerprint = fingerprintOf(publicKey);
       const ownerId = await resolveOwnerId(ctx, body.owner_id);
       // The fingerprint is of the key material, so the same key in another format is caught too.
       const existing = await ctx.db
-        .selectFrom('ssh_credentials')
+        .selectFrom(SSH_CREDENTIALS.table)
         .select(['id', 'owner_id'])
         .where('fingerprint', '=', fingerprint)
         .executeTakeFirst();
@@ -74,42 +75,20 @@ export async function sshCredentialRoutes(app: FastifyInstance): Promise<void> {
         );
       }
       const row = {
-        ...newDescribedRow('sshcr', body, ctx),
+        ...newDescribedRow(SSH_CREDENTIALS.idPrefix, body, ctx),
         owner_id: ownerId,
         acl: JSON.stringify(body.acl ?? []),
         public_key: publicKey,
         fingerprint,
       };
-      await insertRow(ctx.db, 'ssh_credentials', row);
+      await insertRow(ctx.db, SSH_CREDENTIALS.table, row);
       return sshCredentialToWire(row, ctx);
     },
   });
-  defineUpdateRoute(app, {
-    table: 'ssh_credentials',
-    eventResource: 'ssh_credential',
-    ownerColumn: 'owner_id',
-    path: '/ssh_credentials',
-    kind: KIND,
-    name: 'SSHCredential',
-    tag: TAG,
+  defineUpdateRoute(app, SSH_CREDENTIALS, {
     summary: 'Update the description, metadata or ACL of an SSH credential',
     body: sshCredentialUpdate,
-    item: sshCredential,
     toChanges: credentialChanges,
-    toWire: sshCredentialToWire,
   });
-  defineCollectionReads(app, {
-    table: 'ssh_credentials',
-    eventResource: 'ssh_credential',
-    ownerColumn: 'owner_id',
-    path: '/ssh_credentials',
-    listKey: 'ssh_credentials',
-    kind: KIND,
-    name: 'SSHCredential',
-    plural: 'SSHCredentials',
-    tag: TAG,
-    item: sshCredential,
-    list: sshCredentialList,
-    toWire: sshCredentialToWire,
-  });
+  defineCollectionReads(app, SSH_CREDENTIALS);
 }

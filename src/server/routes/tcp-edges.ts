@@ -3,7 +3,21 @@ import { tcpEdge, tcpEdgeCreate, tcpEdgeList, tcpEdgeUpdate } from '../../schema
 import { backendKind, ipRestrictionKind, policyKind } from '../edges/module-kinds.js';
 import { ApiError } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
-import { defineEdgeCollection } from './edge-collection.js';
+import { defineEdgeCollection, defineEdgeRoutes } from './edge-collection.js';
+
+const TCP_EDGES = defineEdgeCollection({
+  table: 'tcp_edges',
+  path: '/edges/tcp',
+  kind: 'TCP edge',
+  name: 'TCPEdge',
+  plural: 'TCPEdges',
+  tag: 'TCP edges',
+  eventResource: 'tcp_edge',
+  listKey: 'tcp_edges',
+  modules: [backendKind, ipRestrictionKind, policyKind],
+  item: tcpEdge,
+  list: tcpEdgeList,
+});
 
 /** A TCP edge listens only on addresses the account reserved. */
 async function requireReservedAddrs(ctx: RequestContext, hostports: readonly string[]): Promise<void> {
@@ -28,19 +42,7 @@ async function requireReservedAddrs(ctx: RequestContext, hostports: readonly str
 }
 
 export async function tcpEdgeRoutes(app: FastifyInstance): Promise<void> {
-  defineEdgeCollection(app, {
-    table: 'tcp_edges',
-    path: '/edges/tcp',
-    idPrefix: 'edgtcp',
-    kind: 'TCP edge',
-    name: 'TCPEdge',
-    plural: 'TCPEdges',
-    tag: 'TCP edges',
-    eventResource: 'tcp_edge',
-    listKey: 'tcp_edges',
-    modules: [backendKind, ipRestrictionKind, policyKind],
-    item: tcpEdge,
-    list: tcpEdgeList,
+  defineEdgeRoutes(app, TCP_EDGES, {
     create: tcpEdgeCreate,
     update: tcpEdgeUpdate,
     summaries: {

@@ -18,17 +18,26 @@ import {
 } from '../crypto/x509.js';
 import { badRequest } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
-import { defineRoute } from '../http/route.js';
-import {
-  defineCollectionReads,
-  defineUpdateRoute,
-  describedToWire,
-  insertRow,
-  newDescribedRow,
-  type Row,
-} from './collection.js';
+import { insertRow, type Row } from '../store/rows.js';
+import { defineCollection } from './collection.js';
+import { defineCreateRoute } from './collection-create.js';
+import { defineCollectionReads } from './collection-reads.js';
+import { defineUpdateRoute } from './collection-update.js';
+import { describedToWire, newDescribedRow } from './described-row.js';
 
-const TAG = 'TLS certificates';
+const TLS_CERTIFICATES = defineCollection({
+  table: 'tls_certificates',
+  path: '/tls_certificates',
+  kind: 'TLS certificate',
+  name: 'TLSCertificate',
+  plural: 'TLSCertificates',
+  tag: 'TLS certificates',
+  eventResource: 'tls_certificate',
+  listKey: 'tls_certificates',
+  item: tlsCertificate,
+  list: tlsCertificateList,
+  toWire: tlsCertificateToWire,
+});
 
 /** The secret box context of a certificate's private key: binds the ciphertext to its row and column. */
 export function privateKeySealContext(id: string): string {
@@ -38,7 +47,7 @@ export function privateKeySealContext(id: string): string {
 export function tlsCertificateToWire(row: Row<'tls_certificates'>, ctx: RequestContext): TlsCertificate {
   const derived = JSON.parse(row.derived) as LeafCertificateFields;
   return {
-    ...describedToWire(row, ctx, '/tls_certificates'),
+    ...describedToWire(row, ctx, TLS_CERTIFICATES.path),
     certificate_pem: row.certificate_pem,
     subject_common_name: derived.subject_common_name,
     subject_alternative_names: derived.subject_alternative_names,
@@ -59,17 +68,9 @@ export function tlsCertificateToWire(row: Row<'tls_certificates'>, ctx: RequestC
 }
 
 export async function tlsCertificateRoutes(app: FastifyInstance): Promise<void> {
-  defineRoute(app, {
-    method: 'POST',
-    url: '/tls_certificates',
-    operationId: 'createTLSCertificate',
+  defineCreateRoute(app, TLS_CERTIFICATES, {
     summary: 'Upload a TLS certificate chain (leaf first) and the private key of its leaf',
-    tag: TAG,
     body: tlsCertificateCreate,
-    status: 201,
-    response: tlsCertificate,
-    idempotent: true,
-    event: { resource: 'tls_certificate', action: 'created' },
     handler: async ({ body, ctx }) => {
       const chain = parsePemChain(body.certificate_pem, 'certificate_pem');
       checkChainOrder(chain, 'certificate_pem');
@@ -80,7 +81,7 @@ export async function tlsCertificateRoutes(app: FastifyInstance): Promise<void> 
       if (!privateKeyMatches(leaf, key)) {
         throw badRequest('private_key_pem: does not match the public key of the leaf certificate');
       }
-      const described = newDescribedRow('cert', body, ctx);
+      const described = newDescribedRow(TLS_CERTIFICATES.idPrefix, body, ctx);
       // Sealed as PKCS#8 whatever the uploaded encoding, so every stored key reads back one way.
       const keyPem = key.export({ type: 'pkcs8', format: 'pem' }).toString();
       const row: Row<'tls_certificates'> = {
@@ -90,35 +91,15 @@ export async function tlsCertificateRoutes(app: FastifyInstance): Promise<void> 
         private_key_sealed: ctx.secretBox.seal(keyPem, privateKeySealContext(described.id)),
         derived: JSON.stringify(leafCertificateFields(leaf, keyType, null)),
       };
-      await insertRow(ctx.db, 'tls_certificates', row);
+      await insertRow(ctx.db, TLS_CERTIFICATES.table, row);
       return tlsCertificateToWire(row, ctx);
     },
   });
-  defineUpdateRoute(app, {
-    table: 'tls_certificates',
-    eventResource: 'tls_certificate',
-    path: '/tls_certificates',
-    kind: 'TLS certificate',
-    name: 'TLSCertificate',
-    tag: TAG,
+  defineUpdateRoute(app, TLS_CERTIFICATES, {
     summary: 'Update the description or metadata of a TLS certificate',
     body: tlsCertificateUpdate,
-    item: tlsCertificate,
     toChanges: (body) => body,
-    toWire: tlsCertificateToWire,
   });
   // No edge field of the spec refers to a TLS certificate, so a delete has nothing to refuse.
-  defineCollectionReads(app, {
-    table: 'tls_certificates',
-    eventResource: 'tls_certificate',
-    path: '/tls_certificates',
-    listKey: 'tls_certificates',
-    kind: 'TLS certificate',
-    name: 'TLSCertificate',
-    plural: 'TLSCertificates',
-    tag: TAG,
-    item: tlsCertificate,
-    list: tlsCertificateList,
-    toWire: tlsCertificateToWire,
-  });
+  defineCollectionReads(app, TLS_CERTIFICATES);
 }

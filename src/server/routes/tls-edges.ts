@@ -9,22 +9,24 @@ import {
   tlsTerminationKind,
 } from '../edges/module-kinds.js';
 import { refuseMutualTlsWithPassthrough } from '../edges/tls-passthrough.js';
-import { defineEdgeCollection } from './edge-collection.js';
+import { defineEdgeCollection, defineEdgeRoutes } from './edge-collection.js';
+
+const TLS_EDGES = defineEdgeCollection({
+  table: 'tls_edges',
+  path: '/edges/tls',
+  kind: 'TLS edge',
+  name: 'TLSEdge',
+  plural: 'TLSEdges',
+  tag: 'TLS edges',
+  eventResource: 'tls_edge',
+  listKey: 'tls_edges',
+  modules: [backendKind, ipRestrictionKind, mutualTlsKind, tlsTerminationKind, policyKind],
+  item: tlsEdge,
+  list: tlsEdgeList,
+});
 
 export async function tlsEdgeRoutes(app: FastifyInstance): Promise<void> {
-  defineEdgeCollection(app, {
-    table: 'tls_edges',
-    path: '/edges/tls',
-    idPrefix: 'edgtls',
-    kind: 'TLS edge',
-    name: 'TLSEdge',
-    plural: 'TLSEdges',
-    tag: 'TLS edges',
-    eventResource: 'tls_edge',
-    listKey: 'tls_edges',
-    modules: [backendKind, ipRestrictionKind, mutualTlsKind, tlsTerminationKind, policyKind],
-    item: tlsEdge,
-    list: tlsEdgeList,
+  defineEdgeRoutes(app, TLS_EDGES, {
     create: tlsEdgeCreate,
     update: tlsEdgeUpdate,
     summaries: {

@@ -9,27 +9,34 @@ import {
 import { MODULE_OWNERS, type ModuleOwnerTable, moduleOwnersReferencing } from '../edges/module-references.js';
 import { inUse } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
-import { defineRoute } from '../http/route.js';
 import type { Db } from '../store/database.js';
-import {
-  defineCollectionReads,
-  defineUpdateRoute,
-  describedToWire,
-  insertRow,
-  newDescribedRow,
-  type Row,
-} from './collection.js';
+import { insertRow, type Row } from '../store/rows.js';
+import { defineCollection } from './collection.js';
+import { defineCreateRoute } from './collection-create.js';
+import { defineCollectionReads } from './collection-reads.js';
+import { defineUpdateRoute } from './collection-update.js';
+import { describedToWire, newDescribedRow } from './described-row.js';
 
-const TAG = 'Backends';
-const KIND = 'tunnel-group backend';
-const PATH = '/backends/tunnel_group';
+const TUNNEL_GROUP_BACKENDS = defineCollection({
+  table: 'tunnel_group_backends',
+  path: '/backends/tunnel_group',
+  kind: 'tunnel-group backend',
+  name: 'TunnelGroupBackend',
+  plural: 'TunnelGroupBackends',
+  tag: 'Backends',
+  eventResource: 'tunnel_group_backend',
+  listKey: 'backends',
+  item: tunnelGroupBackend,
+  list: tunnelGroupBackendList,
+  toWire: tunnelGroupBackendToWire,
+});
 
 export function tunnelGroupBackendToWire(
   row: Row<'tunnel_group_backends'>,
   ctx: RequestContext,
 ): TunnelGroupBackend {
   return {
-    ...describedToWire(row, ctx, PATH),
+    ...describedToWire(row, ctx, TUNNEL_GROUP_BACKENDS.path),
     labels: JSON.parse(row.labels) as Record<string, string>,
     // Tunnel sessions do not carry labels yet (agents cannot connect to this server), so no
     // session can match: always empty until live tunnels exist.
@@ -54,51 +61,27 @@ function mentions(value: unknown, id: string): boolean {
 }
 
 export async function tunnelGroupBackendRoutes(app: FastifyInstance): Promise<void> {
-  defineRoute(app, {
-    method: 'POST',
-    url: PATH,
-    operationId: 'createTunnelGroupBackend',
+  defineCreateRoute(app, TUNNEL_GROUP_BACKENDS, {
     summary: 'Create a tunnel-group backend: traffic goes to the online tunnels carrying its labels',
-    tag: TAG,
     body: tunnelGroupBackendCreate,
-    status: 201,
-    response: tunnelGroupBackend,
-    idempotent: true,
-    event: { resource: 'tunnel_group_backend', action: 'created' },
     handler: async ({ body, ctx }) => {
-      const row = { ...newDescribedRow('bkdtg', body, ctx), labels: JSON.stringify(body.labels) };
-      await insertRow(ctx.db, 'tunnel_group_backends', row);
+      const row = {
+        ...newDescribedRow(TUNNEL_GROUP_BACKENDS.idPrefix, body, ctx),
+        labels: JSON.stringify(body.labels),
+      };
+      await insertRow(ctx.db, TUNNEL_GROUP_BACKENDS.table, row);
       return tunnelGroupBackendToWire(row, ctx);
     },
   });
-  defineUpdateRoute(app, {
-    table: 'tunnel_group_backends',
-    eventResource: 'tunnel_group_backend',
-    path: PATH,
-    kind: KIND,
-    name: 'TunnelGroupBackend',
-    tag: TAG,
+  defineUpdateRoute(app, TUNNEL_GROUP_BACKENDS, {
     summary: 'Update a tunnel-group backend; labels, when given, replace the whole set',
     body: tunnelGroupBackendUpdate,
-    item: tunnelGroupBackend,
     toChanges: ({ labels, ...described }) => ({
       ...described,
       labels: labels === undefined ? undefined : JSON.stringify(labels),
     }),
-    toWire: tunnelGroupBackendToWire,
   });
-  defineCollectionReads(app, {
-    table: 'tunnel_group_backends',
-    eventResource: 'tunnel_group_backend',
-    path: PATH,
-    listKey: 'backends',
-    kind: KIND,
-    name: 'TunnelGroupBackend',
-    plural: 'TunnelGroupBackends',
-    tag: TAG,
-    item: tunnelGroupBackend,
-    list: tunnelGroupBackendList,
-    toWire: tunnelGroupBackendToWire,
+  defineCollectionReads(app, TUNNEL_GROUP_BACKENDS, {
     // An edge must never route to a backend that is gone: the caller detaches it first.
     beforeDelete: async (row, ctx) => {
       const holder = await moduleHolderOf(ctx.db, row.id);

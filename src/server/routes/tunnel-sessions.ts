@@ -1,17 +1,31 @@
 import type { FastifyInstance } from 'fastify';
 import { emptyBody, idParams } from '../../schemas/common.js';
+import { isIdOf } from '../../schemas/id-prefixes.js';
 import { type TunnelSession, tunnelSession, tunnelSessionList } from '../../schemas/tunnel-sessions.js';
 import { ApiError } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { defineRoute } from '../http/route.js';
-import { defineCollectionReads, type Row, requireRow } from './collection.js';
+import { type Row, requireRow } from '../store/rows.js';
+import { defineCollection } from './collection.js';
+import { defineCollectionReads } from './collection-reads.js';
 
-const TAG = 'Tunnel sessions';
-const KIND = 'tunnel session';
+/** Sessions are opened by agents, not through the API, so they have no create, update or events. */
+const TUNNEL_SESSIONS = defineCollection({
+  table: 'tunnel_sessions',
+  path: '/tunnel_sessions',
+  kind: 'tunnel session',
+  name: 'TunnelSession',
+  plural: 'TunnelSessions',
+  tag: 'Tunnel sessions',
+  listKey: 'tunnel_sessions',
+  item: tunnelSession,
+  list: tunnelSessionList,
+  toWire: tunnelSessionToWire,
+});
 
 /** A session was opened with either kind of agent credential; the id prefix says which collection. */
 function credentialPath(credentialId: string): string {
-  return credentialId.startsWith('sshcr_')
+  return isIdOf('/ssh_credentials', credentialId)
     ? `/ssh_credentials/${credentialId}`
     : `/credentials/${credentialId}`;
 }
@@ -19,7 +33,7 @@ function credentialPath(credentialId: string): string {
 export function tunnelSessionToWire(row: Row<'tunnel_sessions'>, ctx: RequestContext): TunnelSession {
   return {
     id: row.id,
-    uri: ctx.url(`/tunnel_sessions/${row.id}`),
+    uri: ctx.url(`${TUNNEL_SESSIONS.path}/${row.id}`),
     agent_version: row.agent_version,
     credential: { id: row.credential_id, uri: ctx.url(credentialPath(row.credential_id)) },
     ip: row.ip,
@@ -43,32 +57,22 @@ const COMMANDS = [
 ] as const;
 
 export async function tunnelSessionRoutes(app: FastifyInstance): Promise<void> {
-  defineCollectionReads(app, {
-    table: 'tunnel_sessions',
-    path: '/tunnel_sessions',
-    listKey: 'tunnel_sessions',
-    kind: KIND,
-    name: 'TunnelSession',
-    plural: 'TunnelSessions',
-    tag: TAG,
-    item: tunnelSession,
-    list: tunnelSessionList,
-    toWire: tunnelSessionToWire,
+  defineCollectionReads(app, TUNNEL_SESSIONS, {
     // Sessions end when their agent disconnects; the `stop` command is how a caller ends one.
     skipDelete: true,
   });
   for (const command of COMMANDS) {
     defineRoute(app, {
       method: 'POST',
-      url: `/tunnel_sessions/:id/${command.name}`,
+      url: `${TUNNEL_SESSIONS.path}/:id/${command.name}`,
       operationId: command.operationId,
       summary: command.summary,
-      tag: TAG,
+      tag: TUNNEL_SESSIONS.tag,
       params: idParams,
       body: emptyBody,
       status: 204,
       handler: async ({ params, ctx }) => {
-        await requireRow(ctx.db, 'tunnel_sessions', params.id, KIND);
+        await requireRow(ctx.db, TUNNEL_SESSIONS.table, params.id, TUNNEL_SESSIONS.kind);
         // There is no agent transport yet, so no command can reach an agent; a 204 would be a lie.
         throw new ApiError(
           'ERR_EDGEWARD_900',

@@ -1,6 +1,7 @@
+import { idPrefixOf } from '../../schemas/id-prefixes.js';
 import { newId } from '../crypto/ids.js';
 import { hashToken, newSecretToken } from '../crypto/tokens.js';
-import { rfc3339 } from '../http/time.js';
+import { rfc3339 } from '../time/rfc3339.js';
 import type { Db } from './database.js';
 import { isUniqueViolation } from './unique-violation.js';
 import { inWriteTransaction } from './write-transaction.js';
@@ -56,7 +57,7 @@ async function bootstrapOnce(db: Db, adminApiKey: string | undefined): Promise<B
       await trx
         .insertInto('api_keys')
         .values({
-          id: newId('ak'),
+          id: newId(idPrefixOf('/api_keys')),
           created_at: now,
           description,
           metadata: '',

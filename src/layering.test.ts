@@ -1,0 +1,94 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The layering of ARCHITECTURE.md, checked: imports only point down. Each rule names a folder of
+ * src/ and the folders its (non-test) files may import from; the first rule whose folder contains a
+ * file applies to it.
+ */
+const SRC = dirname(fileURLToPath(import.meta.url));
+
+const RULES: { folder: string; mayImport: string[] }[] = [
+  { folder: 'schemas', mayImport: ['schemas'] },
+  { folder: 'client', mayImport: ['client', 'schemas'] },
+  // The dev cluster's PKI uses the server's X.509 helpers, a leaf of the server.
+  { folder: 'dev-cluster', mayImport: ['dev-cluster', 'server/crypto', 'server/time'] },
+  // Inside the server: store and crypto → events → http → edges and routes → plugins and app.
+  {
+    folder: 'server/store',
+    mayImport: ['server/store', 'server/crypto', 'server/time', 'server/errors', 'schemas'],
+  },
+  { folder: 'server/crypto', mayImport: ['server/crypto', 'server/time', 'server/errors', 'schemas'] },
+  { folder: 'server/time', mayImport: ['server/time'] },
+  { folder: 'server/errors', mayImport: ['server/errors', 'schemas'] },
+  {
+    folder: 'server/events',
+    mayImport: ['server/events', 'server/store', 'server/crypto', 'server/time', 'server/errors', 'schemas'],
+  },
+  {
+    folder: 'server/http',
+    mayImport: [
+      'server/http',
+      'server/events',
+      'server/store',
+      'server/crypto',
+      'server/time',
+      'server/errors',
+      'schemas',
+    ],
+  },
+  { folder: 'server', mayImport: ['server', 'schemas'] },
+  // Inside the operator: runtime knows nothing of edgeward's kinds (it instruments the client's
+  // transport and shares its retry policy); CRDs know no controller.
+  { folder: 'operator/runtime', mayImport: ['operator/runtime', 'client'] },
+  { folder: 'operator/crds', mayImport: ['operator/crds', 'schemas'] },
+  { folder: 'operator', mayImport: ['operator', 'client', 'schemas'] },
+  { folder: 'cli', mayImport: ['cli', 'server', 'operator', 'client', 'dev-cluster', 'schemas'] },
+];
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return name === 'node_modules' ? [] : sourceFiles(path);
+    return name.endsWith('.ts') && !name.endsWith('.test.ts') && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+const inFolder = (path: string, folder: string) => path === folder || path.startsWith(`${folder}/`);
+
+function ruleFor(path: string) {
+  return RULES.find((rule) => inFolder(path, rule.folder));
+}
+
+/** `[importing file, imported file]` for every relative import of src/, paths relative to src/. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((match) =>
+    relative(SRC, resolve(dirname(file), match[1] as string)).replace(/\.js$/, ''),
+  );
+}
+
+describe('layering: imports only point down', () => {
+  const files = sourceFiles(SRC).map((file) => ({ file, path: relative(SRC, file) }));
+
+  it('every source file falls under a rule', () => {
+    const unruled = files.filter(({ path }) => path.includes('/') && !ruleFor(path));
+    expect(unruled.map(({ path }) => path)).toEqual([]);
+  });
+
+  it('no file imports from a layer above its own', () => {
+    const violations: string[] = [];
+    for (const { file, path } of files) {
+      const rule = ruleFor(path);
+      if (!rule) continue;
+      for (const target of importsOf(file)) {
+        if (!target.startsWith('..') && !rule.mayImport.some((folder) => inFolder(target, folder))) {
+          violations.push(`${path} imports ${target}`);
+        }
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+});
