@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SecretBox } from '../../src/server/crypto/secret-box.js';
 import { loadSecretKey } from '../../src/server/crypto/secret-key-file.js';
 import { insertEdgeReferences } from '../support/edge-references.js';
+import { IDP_METADATA } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { storedData } from '../support/stored-data.js';
 
@@ -23,13 +24,6 @@ beforeAll(async () => {
   policyId = (await t.api('POST', '/ip_policies', {})).body.id as string;
 });
 afterAll(async () => t.stop());
-
-const IDP_METADATA = `<?xml version="1.0" encoding="UTF-8"?>
-<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://idp.example.com/metadata">
-  <md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
-    <md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://idp.example.com/sso"/>
-  </md:IDPSSODescriptor>
-</md:EntityDescriptor>`;
 
 /** A fresh edge and route; returns the route's path. */
 async function newRoute(): Promise<{ edgeId: string; routeId: string; path: string }> {

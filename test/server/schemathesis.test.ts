@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IDP_METADATA } from '../support/fixtures.js';
 import { OpenSshWorkspace } from '../support/openssh.js';
 import { OpensslWorkspace } from '../support/openssl.js';
 import { ADMIN_KEY, startTestServer, type TestServer } from '../support/server.js';
@@ -66,14 +67,7 @@ function writeFixtures(): string {
     for (let i = 0; i < 6; i++) {
       writeFileSync(join(dir, `ssh-${i}.pub`), ssh.keygen('ed25519').line);
     }
-    writeFileSync(
-      join(dir, 'idp-metadata.xml'),
-      `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://idp.example.com/metadata">
-  <md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
-    <md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://idp.example.com/sso"/>
-  </md:IDPSSODescriptor>
-</md:EntityDescriptor>`,
-    );
+    writeFileSync(join(dir, 'idp-metadata.xml'), IDP_METADATA);
     return dir;
   } finally {
     ssl.cleanup();

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/server/crypto/ids.js';
 import type { TunnelSessionsTable } from '../../src/server/store/tables.js';
+import { insertTunnelSession } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 interface TunnelSessionListWire {
@@ -18,23 +19,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t.stop());
 
-/** Agents cannot connect yet, so sessions are inserted the way the agent listener will record them. */
-async function insertSession(overrides: Partial<TunnelSessionsTable> = {}): Promise<TunnelSessionsTable> {
-  const row: TunnelSessionsTable = {
-    id: newId('ts'),
-    started_at: '2024-05-01T12:00:00Z',
-    agent_version: '3.5.0',
-    credential_id: newId('cr'),
-    ip: '203.0.113.9',
-    metadata: null,
-    os: 'linux',
-    region: 'us',
-    transport: 'svc/2',
-    ...overrides,
-  };
-  await t.server.app.edgeward.db.insertInto('tunnel_sessions').values(row).execute();
-  return row;
-}
+const insertSession = (overrides: Partial<TunnelSessionsTable> = {}) => insertTunnelSession(t, overrides);
 
 describe('tunnel sessions', () => {
   it('lists no sessions while no agent is connected', async () => {

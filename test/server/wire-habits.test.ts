@@ -1,8 +1,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../src/server/crypto/ids.js';
 import { OPENAPI_FILE } from '../../src/server/openapi/write.js';
+import { IDP_METADATA, insertTunnelSession } from '../support/fixtures.js';
 import { OpensslWorkspace } from '../support/openssl.js';
 import { type ApiResponse, startTestServer, type TestServer } from '../support/server.js';
 
@@ -87,13 +87,6 @@ function sshPublicKey(): string {
   return `ssh-ed25519 ${blob.toString('base64')} wire@edgeward`;
 }
 
-const IDP_METADATA = `<?xml version="1.0" encoding="UTF-8"?>
-<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://idp.example.com/metadata">
-  <md:IDPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
-    <md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://idp.example.com/sso"/>
-  </md:IDPSSODescriptor>
-</md:EntityDescriptor>`;
-
 /** A valid create body per collection: the POST of check 2, and how fixtures are made. */
 const CREATE_BODIES: Record<string, () => Json> = {
   '/agent_ingresses': () => ({ domain: freshDomain(), description: 'wire habits' }),
@@ -175,24 +168,8 @@ function fill(template: string, params: Params): string {
   });
 }
 
-/** Sessions are only ever recorded by the agent listener; tests insert them the same way. */
 async function insertSession(): Promise<string> {
-  const id = newId('ts');
-  await t.server.app.edgeward.db
-    .insertInto('tunnel_sessions')
-    .values({
-      id,
-      started_at: '2024-05-01T12:00:00Z',
-      agent_version: '3.5.0',
-      credential_id: newId('cr'),
-      ip: '203.0.113.9',
-      metadata: null,
-      os: 'linux',
-      region: 'us',
-      transport: 'svc/2',
-    })
-    .execute();
-  return id;
+  return (await insertTunnelSession(t)).id;
 }
 
 /**
