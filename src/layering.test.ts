@@ -13,6 +13,9 @@ const SRC = dirname(fileURLToPath(import.meta.url));
 const RULES: { folder: string; mayImport: string[] }[] = [
   { folder: 'schemas', mayImport: ['schemas'] },
   { folder: 'client', mayImport: ['client', 'schemas'] },
+  // The data plane: the agent shares only the tunnel protocol with the edge.
+  { folder: 'edge', mayImport: ['edge', 'schemas'] },
+  { folder: 'agent', mayImport: ['agent', 'edge/tunnel/protocol', 'schemas'] },
   // The dev cluster's PKI uses the server's X.509 helpers, a leaf of the server.
   { folder: 'dev-cluster', mayImport: ['dev-cluster', 'server/crypto', 'server/time'] },
   // Inside the server: store and crypto → events → http → edges and routes → plugins and app.

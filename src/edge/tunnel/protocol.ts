@@ -1,0 +1,39 @@
+import { z } from 'zod';
+
+/**
+ * The tunnel protocol between `edgeward agent` and `edgeward edge`: HTTP/2 (node:http2) over the TLS
+ * connection the agent opens, with the roles reversed — the agent serves, the edge is the client —
+ * so the edge can open a stream to the agent for every connection it carries, and HTTP/2 does the
+ * multiplexing and flow control. Requests the edge sends to the agent:
+ *
+ * - `POST /edgeward/hello`: the agent answers with its `AgentHello` (credentials, labels, platform).
+ * - `POST /edgeward/session`: the edge's verdict, a `SessionVerdict` (the session id, or why not).
+ * - `POST /edgeward/connect`: one carried connection; the agent dials its forward target and
+ *   answers 200 (then both directions are the stream's data) or 502 when the target refuses.
+ */
+export const TUNNEL_ALPN = 'edgeward-tunnel/1';
+
+export const TunnelPath = {
+  hello: '/edgeward/hello',
+  session: '/edgeward/session',
+  connect: '/edgeward/connect',
+} as const;
+
+const LABEL_NAME = /^[A-Za-z0-9_.\-/]{1,63}$/;
+
+export const agentHello = z.strictObject({
+  authtoken: z.string().min(1).max(512),
+  agent_version: z.string().min(1).max(64),
+  os: z.string().min(1).max(64),
+  metadata: z.string().max(4096).optional(),
+  labels: z
+    .record(z.string().regex(LABEL_NAME), z.string().max(255))
+    .refine((labels) => Object.keys(labels).length <= 64, 'at most 64 labels'),
+});
+export type AgentHello = z.infer<typeof agentHello>;
+
+export const sessionVerdict = z.union([
+  z.strictObject({ session_id: z.string().min(1) }),
+  z.strictObject({ error: z.string().min(1) }),
+]);
+export type SessionVerdict = z.infer<typeof sessionVerdict>;

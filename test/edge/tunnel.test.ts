@@ -1,0 +1,191 @@
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import net from 'node:net';
+import { pipeline } from 'node:stream';
+import { promisify } from 'node:util';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Agent } from '../../src/agent/agent.js';
+import { parseForwardTarget } from '../../src/agent/forward-target.js';
+import type { AgentSession } from '../../src/edge/tunnel/agent-session.js';
+import { SessionRefused, TunnelEndpoint } from '../../src/edge/tunnel/tunnel-endpoint.js';
+import { OpensslWorkspace } from '../support/openssl.js';
+
+/**
+ * The tunnel transport on real sockets: an agent dials the edge's tunnel endpoint over TLS, the
+ * edge opens one HTTP/2 stream per carried connection, and a real client (curl) talks through a
+ * plain TCP listener of the edge to a local HTTP service behind the agent.
+ */
+const run = promisify(execFile);
+const GOOD_TOKEN = 'ewt_good_token_for_the_tunnel_test_0123456789';
+
+let ssl: OpensslWorkspace;
+let edgeCert: { cert: string; key: string };
+let service: HttpServer;
+let servicePort: number;
+let endpoint: TunnelEndpoint;
+let tunnelPort: number;
+let front: net.Server;
+let frontPort: number;
+const agents: Agent[] = [];
+let sessionCounter = 0;
+
+beforeAll(async () => {
+  ssl = new OpensslWorkspace();
+  const key = ssl.key('ec');
+  const cert = ssl.certificate({
+    subject: '/CN=edge.test',
+    key,
+    extensions: ['basicConstraints = CA:FALSE', 'subjectAltName = DNS:edge.test'],
+  });
+  edgeCert = { cert: cert.pem, key: key.pem };
+
+  service = createHttpServer((request, response) => {
+    if (request.url === '/echo') {
+      response.writeHead(200, { 'content-type': 'application/octet-stream' });
+      request.pipe(response);
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'text/plain' });
+    response.end(`hello from the service: ${request.method} ${request.url}`);
+  });
+  service.listen(0, '127.0.0.1');
+  await once(service, 'listening');
+  servicePort = (service.address() as net.AddressInfo).port;
+
+  endpoint = new TunnelEndpoint({
+    tls: edgeCert,
+    async authenticate(hello) {
+      if (hello.authtoken !== GOOD_TOKEN) throw new SessionRefused('the authtoken is unknown or was revoked');
+      return { id: `ts_test${++sessionCounter}`, credentialId: 'cr_test' };
+    },
+  });
+  tunnelPort = (await endpoint.listen(0)).port;
+
+  // What a TCP edge does with each public connection: carry it over a stream of an online session.
+  front = net.createServer((client) => {
+    const session = endpoint.sessions()[0];
+    if (!session) {
+      client.destroy();
+      return;
+    }
+    session.openStream().then(
+      (stream) => pipeline(client, stream, client, () => client.destroy()),
+      () => client.destroy(),
+    );
+  });
+  front.listen(0, '127.0.0.1');
+  await once(front, 'listening');
+  frontPort = (front.address() as net.AddressInfo).port;
+});
+
+afterEach(() => {
+  for (const agent of agents.splice(0)) agent.stop();
+});
+
+afterAll(async () => {
+  front?.close();
+  service?.close();
+  await endpoint?.close();
+  ssl?.cleanup();
+});
+
+function startAgent(token = GOOD_TOKEN, forward = `http://127.0.0.1:${servicePort}`): Agent {
+  const agent = new Agent({
+    edgeAddr: `127.0.0.1:${tunnelPort}`,
+    authtoken: token,
+    labels: { app: 'web', env: 'test' },
+    forward: parseForwardTarget(forward),
+    metadata: '{"team":"edge"}',
+    agentVersion: '0.1.0',
+    ca: edgeCert.cert,
+    serverName: 'edge.test',
+  });
+  agents.push(agent);
+  agent.start();
+  return agent;
+}
+
+async function sessionOf(agent: Agent): Promise<AgentSession> {
+  const [id] = (await once(agent, 'session')) as [string];
+  const session = endpoint.session(id);
+  if (!session) throw new Error(`session ${id} is not on the endpoint`);
+  return session;
+}
+
+describe('tunnel transport (agent ↔ edge over HTTP/2 on the agent’s TLS connection)', () => {
+  it('opens a session that records who the agent is, never its token', async () => {
+    const session = await sessionOf(startAgent());
+    expect(session.info).toMatchObject({
+      credentialId: 'cr_test',
+      ip: '127.0.0.1',
+      hello: { agent_version: '0.1.0', labels: { app: 'web', env: 'test' }, metadata: '{"team":"edge"}' },
+    });
+    expect(session.info.hello.os).toBe(process.platform);
+    expect(JSON.stringify(session.info)).not.toContain(GOOD_TOKEN);
+  });
+
+  it('carries curl through the edge to the service behind the agent', async () => {
+    await sessionOf(startAgent());
+    const { stdout } = await run('curl', [
+      '-sS',
+      '--max-time',
+      '10',
+      `http://127.0.0.1:${frontPort}/path?q=1`,
+    ]);
+    expect(stdout).toBe('hello from the service: GET /path?q=1');
+  });
+
+  it('multiplexes many connections at once, each byte intact both ways', async () => {
+    await sessionOf(startAgent());
+    const payloads = Array.from({ length: 16 }, (_, index) => Buffer.alloc(256 * 1024 + index, index));
+    const answers = await Promise.all(
+      payloads.map(async (payload) => {
+        const response = await fetch(`http://127.0.0.1:${frontPort}/echo`, { method: 'POST', body: payload });
+        return Buffer.from(await response.arrayBuffer());
+      }),
+    );
+    answers.forEach((answer, index) => {
+      expect(answer.equals(payloads[index] as Buffer), `connection ${index}`).toBe(true);
+    });
+  });
+
+  it('refuses a bad token with a reason the agent hears, and keeps no session', async () => {
+    const agent = startAgent('ewt_not_a_real_token');
+    const [reason] = (await once(agent, 'refused')) as [string];
+    expect(reason).toBe('the authtoken is unknown or was revoked');
+    expect(endpoint.sessions()).toHaveLength(0);
+  });
+
+  it('an agent whose session ends reconnects under a new session id', async () => {
+    const agent = startAgent();
+    const first = await sessionOf(agent);
+    const closed = once(first, 'closed');
+    first.close('restart requested');
+    await closed;
+    const second = await sessionOf(agent);
+    expect(second.id).not.toBe(first.id);
+    expect(endpoint.sessions().map((session) => session.id)).toEqual([second.id]);
+  });
+
+  it('a stop closes the session at the edge', async () => {
+    const agent = startAgent();
+    const session = await sessionOf(agent);
+    const closed = once(session, 'closed');
+    agent.stop();
+    await closed;
+    expect(endpoint.session(session.id)).toBeUndefined();
+  });
+
+  it('a target the agent cannot reach fails that stream alone (502), not the session', async () => {
+    const closedPort = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const session = await sessionOf(startAgent(GOOD_TOKEN, `tcp://127.0.0.1:${closedPort}`));
+    await expect(session.openStream()).rejects.toThrow(/could not reach its target \(HTTP 502\)/);
+    expect(session.closed).toBe(false);
+  });
+});
