@@ -49,17 +49,7 @@ function writeFixtures(): string {
   const ssl = new OpensslWorkspace();
   const ssh = new OpenSshWorkspace();
   try {
-    const ca = ssl.certificate({
-      subject: '/CN=edgeward fuzz CA',
-      key: ssl.key('ec'),
-      extensions: ['basicConstraints = critical,CA:TRUE', 'keyUsage = critical,keyCertSign,cRLSign'],
-    });
-    const leaf = ssl.certificate({
-      subject: '/CN=fuzz.example.com',
-      key: ssl.key('ec'),
-      issuer: ca,
-      extensions: ['basicConstraints = CA:FALSE', 'subjectAltName = DNS:fuzz.example.com'],
-    });
+    const { ca, leaf } = ssl.caAndLeaf('fuzz.example.com', 'edgeward fuzz CA');
     writeFileSync(join(dir, 'ca.pem'), ca.pem);
     writeFileSync(join(dir, 'leaf.pem'), leaf.pem + ca.pem);
     writeFileSync(join(dir, 'leaf.key'), leaf.key.pem);

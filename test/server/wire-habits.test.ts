@@ -400,17 +400,7 @@ function otherValue(value: string): string {
 beforeAll(async () => {
   t = await startTestServer();
   ssl = new OpensslWorkspace();
-  const ca = ssl.certificate({
-    subject: '/O=Wire Habits/CN=Wire Habits Root',
-    key: ssl.key('ec'),
-    extensions: ['basicConstraints = critical,CA:TRUE', 'keyUsage = critical,keyCertSign,cRLSign'],
-  });
-  const leaf = ssl.certificate({
-    subject: '/CN=wire.example.com',
-    key: ssl.key('ec'),
-    issuer: ca,
-    extensions: ['basicConstraints = critical,CA:FALSE', 'subjectAltName = DNS:wire.example.com'],
-  });
+  const { ca, leaf } = ssl.caAndLeaf('wire.example.com', 'Wire Habits Root');
   refs.caPem = ca.pem;
   refs.tlsCertificatePem = leaf.pem;
   refs.tlsPrivateKeyPem = leaf.key.pem;

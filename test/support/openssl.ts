@@ -88,6 +88,22 @@ export class OpensslWorkspace {
     return { path, pem: readFileSync(path, 'utf8'), key: spec.key };
   }
 
+  /** A CA (EC key) and a server certificate for `host` it signed. */
+  caAndLeaf(host: string, caName = `${host} test CA`): { ca: OpensslCertificate; leaf: OpensslCertificate } {
+    const ca = this.certificate({
+      subject: `/CN=${caName}`,
+      key: this.key('ec'),
+      extensions: ['basicConstraints = critical,CA:TRUE', 'keyUsage = critical,keyCertSign,cRLSign'],
+    });
+    const leaf = this.certificate({
+      subject: `/CN=${host}`,
+      key: this.key('ec'),
+      issuer: ca,
+      extensions: ['basicConstraints = critical,CA:FALSE', `subjectAltName = DNS:${host}`],
+    });
+    return { ca, leaf };
+  }
+
   cleanup(): void {
     rmSync(this.dir, { recursive: true, force: true });
   }
