@@ -10,7 +10,12 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'api',
-          include: ['src/**/*.test.ts', 'test/server/**/*.test.ts', 'test/client/**/*.test.ts', 'test/edge/**/*.test.ts'],
+          include: [
+            'src/**/*.test.ts',
+            'test/server/**/*.test.ts',
+            'test/client/**/*.test.ts',
+            'test/edge/**/*.test.ts',
+          ],
         },
       },
       {
