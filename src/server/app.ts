@@ -3,6 +3,10 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { newId } from './crypto/ids.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { loadSecretKey } from './crypto/secret-key-file.js';
+import { EdgeFeed } from './edge-feed/edge-feed.js';
+import { edgeKeyFor } from './edge-feed/edge-key.js';
+import { edgeFeedPlugin } from './edge-feed/feed-plugin.js';
+import { ChangeSignal } from './events/change-signal.js';
 import type { RequestContext, ServerSettings } from './http/context.js';
 import type { AnyRouteDefinition } from './http/route.js';
 import { authPlugin } from './plugins/auth.js';
@@ -37,12 +41,16 @@ export interface AppOptions {
    * 500, so no response drifts from the OpenAPI document. For tests: it costs a parse per response.
    */
   validateResponses?: boolean | undefined;
+  /** `EDGEWARD_EDGE_KEY`: what edges present; derived from the secret key when absent. */
+  edgeKey?: string | undefined;
 }
 
 export interface EdgewardApp {
   app: FastifyInstance;
   bootstrap: BootstrapResult;
   settings: ServerSettings;
+  /** The key `edgeward edge` processes authenticate with. */
+  edgeKey: string;
 }
 
 const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -55,8 +63,11 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
     throw new Error('EDGEWARD_SECRET_KEY is required with --database-url: every replica must share one key');
   }
   const db = await openDatabase({ dataDir: options.dataDir, databaseUrl: options.databaseUrl });
-  const secretBox = new SecretBox(loadSecretKey(options.dataDir, options.secretKey));
   const bootstrap = await bootstrapAdmin(db, options.adminApiKey);
+  const secretKey = loadSecretKey(options.dataDir, options.secretKey);
+  const edgeKey = edgeKeyFor(secretKey, options.edgeKey);
+  const secretBox = new SecretBox(secretKey);
+  const changes = new ChangeSignal();
   const settings: ServerSettings = {
     baseUrl: options.baseUrl?.replace(/\/+$/, ''),
     tcpAddrDomain: options.tcpAddrDomain ?? 'tcp.edgeward.dev',
@@ -78,6 +89,7 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
     routes,
     db,
     validateResponses: options.validateResponses ?? false,
+    changes,
     contextFor(request, handlerDb): RequestContext {
       const principal = request.principal;
       if (!principal) throw new Error(`route ${request.url} ran without an authenticated principal`);
@@ -101,8 +113,11 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
     reply.header('Svc-Operation-Id', request.id);
   });
   app.addHook('onClose', async () => {
+    await changes.close();
     await db.destroy();
   });
+  changes.on('error', (error) => app.log.warn({ err: error }, 'change notifications interrupted'));
+  if (options.databaseUrl) await changes.listen(options.databaseUrl);
 
   await app.register(errorsPlugin);
   await app.register(jsonBodyPlugin);
@@ -116,8 +131,9 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
     await db.selectFrom('users').select('id').limit(1).execute();
     return { status: 'ok' };
   });
+  await app.register(edgeFeedPlugin, { edgeKey, feed: new EdgeFeed(db, secretBox, changes, app.log) });
   await registerRoutes(app);
   await app.register(methodNotAllowedPlugin);
   await app.register(openApiPlugin);
-  return { app, bootstrap, settings };
+  return { app, bootstrap, settings, edgeKey };
 }

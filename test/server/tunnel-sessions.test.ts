@@ -122,7 +122,7 @@ describe('tunnel sessions', () => {
     expect(response.body.msg).toContain(UNKNOWN);
   });
 
-  it('does not pretend to deliver agent commands: 404 for unknown sessions, 400 for known ones', async () => {
+  it('does not pretend to deliver agent commands: 404 for unknown sessions, 400 when no edge holds it', async () => {
     const session = await insertSession();
     for (const command of COMMANDS) {
       const unknown = await t.api('POST', `/tunnel_sessions/${UNKNOWN}/${command}`, {});
@@ -135,7 +135,7 @@ describe('tunnel sessions', () => {
         expect(known.body).toMatchObject({
           error_code: 'ERR_EDGEWARD_900',
           status_code: 400,
-          msg: 'id: the agent of this session is not connected to this server; commands cannot be delivered',
+          msg: `id: the edge holding tunnel session ${session.id} is not connected to this server; try again`,
         });
       }
 

@@ -25,6 +25,8 @@ export async function insertTunnelSession(
     os: 'linux',
     region: 'us',
     transport: 'svc/2',
+    edge_id: '',
+    labels: '{}',
     ...overrides,
   };
   await t.server.app.edgeward.db.insertInto('tunnel_sessions').values(row).execute();

@@ -42,6 +42,11 @@ export interface TestServer {
   ): Promise<ApiResponse<T>>;
   /** Stops and starts again on the same data directory (or database), secret key and port. */
   restart(): Promise<void>;
+  /**
+   * PostgreSQL only: another server on the same database and secret key, as a second replica of
+   * one deployment; stopped with this one.
+   */
+  startReplica(): Promise<RunningServer>;
   stop(): Promise<void>;
 }
 
@@ -96,6 +101,7 @@ export async function startTestServer(
   }
   // One connection pool per server, replaced on restart so no request rides a connection the old server closed.
   let dispatcher = new Agent();
+  const replicas: RunningServer[] = [];
   const port = Number(new URL(server.listenUrl).port);
   const handle: TestServer = {
     get baseUrl() {
@@ -132,7 +138,14 @@ export async function startTestServer(
       dispatcher = new Agent();
       server = await launch(port);
     },
+    async startReplica() {
+      if (!database) throw new Error('replicas share a PostgreSQL database; this server runs on SQLite');
+      const replica = await launch(0);
+      replicas.push(replica);
+      return replica;
+    },
     async stop() {
+      for (const replica of replicas.splice(0)) await replica.app.close();
       await server.app.close();
       await dispatcher.close();
       await cleanUp();

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { ApiError } from '../errors/api-error.js';
 import { describeZodError } from '../errors/zod-issues.js';
+import type { ChangeSignal } from '../events/change-signal.js';
 import { type AccountEvent, recordEvent } from '../events/outbox.js';
 import type { Db } from '../store/database.js';
 import { inWriteTransaction } from '../store/write-transaction.js';
@@ -66,6 +67,8 @@ export interface RouteHost {
   db: Db;
   /** Check every handler result against the route's response schema (tests): see `checkResponse`. */
   validateResponses: boolean;
+  /** Told of every committed write, so connected edges get the new configuration. */
+  changes: ChangeSignal;
 }
 
 declare module 'fastify' {
@@ -118,6 +121,7 @@ export function defineRoute<
           const object = route.event.object ? await route.event.object({ params, ctx }) : result;
           await recordEvent(db, route.event, eventObjectId(params, result), object);
         }
+        if (route.method !== 'GET' && !ctx.isUnchanged()) await host.changes.inTransaction(db);
         return result;
       };
 
@@ -143,9 +147,12 @@ export function defineRoute<
           run,
         });
         if (outcome.replayed) reply.header('Idempotent-Replayed', 'true');
+        else host.changes.committed();
         return send(reply, outcome.status, outcome.payload);
       }
-      return send(reply, route.status, await inWriteTransaction(host.db, run));
+      const result = await inWriteTransaction(host.db, run);
+      host.changes.committed();
+      return send(reply, route.status, result);
     },
   });
 }

@@ -5,7 +5,7 @@ import { type TunnelSession, tunnelSession, tunnelSessionList } from '../../sche
 import { ApiError } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { defineRoute } from '../http/route.js';
-import { type Row, requireRow } from '../store/rows.js';
+import type { Row } from '../store/rows.js';
 import { defineCollection } from './collection.js';
 import { defineCollectionReads } from './collection-reads.js';
 
@@ -71,13 +71,16 @@ export async function tunnelSessionRoutes(app: FastifyInstance): Promise<void> {
       params: idParams,
       body: emptyBody,
       status: 204,
-      handler: async ({ params, ctx }) => {
-        await requireRow(ctx.db, TUNNEL_SESSIONS.table, params.id, TUNNEL_SESSIONS.kind);
-        // There is no agent transport yet, so no command can reach an agent; a 204 would be a lie.
-        throw new ApiError(
-          'ERR_EDGEWARD_900',
-          'id: the agent of this session is not connected to this server; commands cannot be delivered',
-        );
+      // Before any transaction: the agent's answer can take seconds, and a command writes nothing.
+      prepare: async ({ params }) => {
+        if (!isIdOf(TUNNEL_SESSIONS.path, params.id)) {
+          throw new ApiError('ERR_EDGEWARD_400', `id: tunnel session ${params.id} not found`);
+        }
+        await app.edgeFeed.sendCommand(params.id, command.name);
+      },
+      handler: async ({ ctx }) => {
+        ctx.markUnchanged();
+        return undefined;
       },
     });
   }

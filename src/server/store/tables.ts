@@ -76,6 +76,17 @@ export interface TunnelSessionsTable {
   os: string;
   region: string;
   transport: string;
+  /** The edge process holding the session (see `edge_processes`). */
+  edge_id: string;
+  /** JSON object of the labels the session binds. */
+  labels: string;
+}
+
+/** A connected `edgeward edge`; its sessions are listed while its lease is current. */
+export interface EdgeProcessesTable {
+  id: string;
+  region: string;
+  lease_expires_at: string;
 }
 
 export interface IdempotencyKeysTable {
@@ -99,6 +110,7 @@ export interface Database {
   event_destinations: EventDestinationsTable;
   event_subscriptions: EventSubscriptionsTable;
   tunnel_sessions: TunnelSessionsTable;
+  edge_processes: EdgeProcessesTable;
   idempotency_keys: IdempotencyKeysTable;
   certificate_authorities: CertificateAuthoritiesTable;
   tls_certificates: TlsCertificatesTable;

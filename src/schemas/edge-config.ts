@@ -1,0 +1,120 @@
+import { z } from 'zod';
+
+/**
+ * What the control plane tells each `edgeward edge` process: everything the data plane needs to
+ * authenticate agents and serve edges, pushed as a whole snapshot on every change (see
+ * `server/edge-feed/`). It carries secrets (private keys, token hashes), so it is served only to
+ * callers holding the edge key, never to API keys, and an edge never logs it.
+ *
+ * Module fields are the API's stored write forms (ids, not refs), `null` when unset.
+ */
+export const EDGE_FEED_PATH = '/edge/v1/feed';
+export const EDGE_SESSION_ROUTE = '/edge/v1/edges/:edge_id/sessions/:session_id';
+export const EDGE_COMMAND_RESULT_ROUTE = '/edge/v1/commands/:command_id/result';
+export const edgeSessionPath = (edgeId: string, sessionId: string) =>
+  EDGE_SESSION_ROUTE.replace(':edge_id', encodeURIComponent(edgeId)).replace(
+    ':session_id',
+    encodeURIComponent(sessionId),
+  );
+export const edgeCommandResultPath = (commandId: string) =>
+  EDGE_COMMAND_RESULT_ROUTE.replace(':command_id', encodeURIComponent(commandId));
+
+const acl = z.array(z.string());
+const moduleEnabled = { enabled: z.boolean() };
+
+export const edgeBackendModule = z.object({ ...moduleEnabled, backend_id: z.string() }).nullable();
+export const edgeIpRestrictionModule = z
+  .object({ ...moduleEnabled, ip_policy_ids: z.array(z.string()) })
+  .nullable();
+export const edgeMutualTlsModule = z
+  .object({ ...moduleEnabled, certificate_authority_ids: z.array(z.string()) })
+  .nullable();
+export const edgeTlsTerminationModule = z
+  .object({
+    ...moduleEnabled,
+    terminate_at: z.enum(['edge', 'upstream']),
+    min_version: z.enum(['1.0', '1.1', '1.2', '1.3']).nullable().optional(),
+  })
+  .nullable();
+
+export const edgeConfig = z.object({
+  /** Changes whenever anything below changes; an edge ignores a snapshot it already applied. */
+  revision: z.string(),
+  credentials: z.array(z.object({ id: z.string(), token_hash: z.string(), acl })),
+  ssh_credentials: z.array(z.object({ id: z.string(), public_key: z.string(), acl })),
+  ip_policies: z.array(
+    z.object({
+      id: z.string(),
+      rules: z.array(z.object({ action: z.enum(['allow', 'deny']), cidr: z.string() })),
+    }),
+  ),
+  backends: z.array(z.object({ id: z.string(), labels: z.record(z.string(), z.string()) })),
+  reserved_addrs: z.array(z.object({ id: z.string(), addr: z.string(), region: z.string() })),
+  certificate_authorities: z.array(z.object({ id: z.string(), ca_pem: z.string() })),
+  tls_certificates: z.array(
+    z.object({
+      id: z.string(),
+      certificate_pem: z.string(),
+      private_key_pem: z.string(),
+      dns_names: z.array(z.string()),
+    }),
+  ),
+  tcp_edges: z.array(
+    z.object({
+      id: z.string(),
+      hostports: z.array(z.string()),
+      backend: edgeBackendModule,
+      ip_restriction: edgeIpRestrictionModule,
+    }),
+  ),
+  tls_edges: z.array(
+    z.object({
+      id: z.string(),
+      hostports: z.array(z.string()),
+      backend: edgeBackendModule,
+      ip_restriction: edgeIpRestrictionModule,
+      mutual_tls: edgeMutualTlsModule,
+      tls_termination: edgeTlsTerminationModule,
+    }),
+  ),
+});
+export type EdgeConfig = z.infer<typeof edgeConfig>;
+export type EdgeTcpEdge = EdgeConfig['tcp_edges'][number];
+export type EdgeTlsEdge = EdgeConfig['tls_edges'][number];
+
+/** A command for the agent of one session, relayed by the edge that holds it. */
+export const edgeCommand = z.object({
+  id: z.string(),
+  session_id: z.string(),
+  name: z.enum(['restart', 'stop', 'update']),
+});
+export type EdgeCommand = z.infer<typeof edgeCommand>;
+
+/** One line of the feed (NDJSON): a new snapshot, a command, or a keep-alive. */
+export const edgeFeedMessage = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('config'), config: edgeConfig }),
+  z.object({ type: z.literal('command'), command: edgeCommand }),
+  z.object({ type: z.literal('ping') }),
+]);
+export type EdgeFeedMessage = z.infer<typeof edgeFeedMessage>;
+
+/** What an edge reports for each session it holds (`PUT edgeSessionPath`). */
+export const edgeSessionReport = z.strictObject({
+  agent_version: z.string().min(1).max(64),
+  credential_id: z.string().min(1).max(64),
+  ip: z.string().min(1).max(64),
+  os: z.string().min(1).max(64),
+  metadata: z.string().max(4096).nullable(),
+  region: z.string().min(1).max(16),
+  started_at: z.string(),
+  transport: z.enum(['svc/2', 'ssh']),
+  labels: z.record(z.string().max(63), z.string().max(255)),
+});
+export type EdgeSessionReport = z.infer<typeof edgeSessionReport>;
+
+/** The agent's answer to a command (`POST edgeCommandResultPath`). */
+export const edgeCommandResult = z.union([
+  z.strictObject({ ok: z.literal(true) }),
+  z.strictObject({ ok: z.literal(false), error: z.string().min(1).max(1024) }),
+]);
+export type EdgeCommandResult = z.infer<typeof edgeCommandResult>;

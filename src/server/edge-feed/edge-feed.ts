@@ -1,0 +1,246 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type {
+  EdgeCommand,
+  EdgeCommandResult,
+  EdgeConfig,
+  EdgeFeedMessage,
+  EdgeSessionReport,
+} from '../../schemas/edge-config.js';
+import type { SecretBox } from '../crypto/secret-box.js';
+import { ApiError } from '../errors/api-error.js';
+import type { ChangeSignal } from '../events/change-signal.js';
+import type { Db } from '../store/database.js';
+import { buildEdgeConfig } from './snapshot.js';
+
+/** An edge's lease lasts this long; connected edges renew it at a third of that. */
+export const EDGE_LEASE_MS = 15_000;
+const RENEW_EVERY_MS = EDGE_LEASE_MS / 3;
+/** Changes closer together than this are sent as one snapshot. */
+const COALESCE_MS = 25;
+const PING_EVERY_MS = 15_000;
+/** How long an API caller waits for an agent to answer a command. */
+export const COMMAND_TIMEOUT_MS = 10_000;
+
+/** One connected edge: where its feed lines go. */
+interface EdgeConnection {
+  edgeId: string;
+  region: string;
+  send(message: EdgeFeedMessage): void;
+}
+
+interface PendingCommand {
+  resolve(result: EdgeCommandResult): void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * The control plane's side of the data plane: which edges are connected to this replica, the
+ * configuration they are sent (a new snapshot after every committed change), the sessions they
+ * hold (leased, so sessions of an edge that vanished disappear), and agent commands relayed to
+ * the edge holding the session.
+ */
+export class EdgeFeed {
+  readonly #connections = new Map<string, EdgeConnection>();
+  readonly #pending = new Map<string, PendingCommand>();
+  #config: EdgeConfig | undefined;
+  #refresh: Promise<void> | undefined;
+  #refreshAgain = false;
+  #timers: NodeJS.Timeout[] = [];
+  #closed = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly secretBox: SecretBox,
+    changes: ChangeSignal,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    changes.on('changed', () => this.#scheduleRefresh());
+  }
+
+  /** Starts lease renewal and the janitor of sessions whose edge's lease ran out. */
+  start(): void {
+    const renew = setInterval(() => {
+      this.#renewLeases().catch((error: unknown) =>
+        this.log.error({ err: error }, 'renewing edge leases failed'),
+      );
+    }, RENEW_EVERY_MS);
+    const ping = setInterval(() => {
+      for (const connection of this.#connections.values()) connection.send({ type: 'ping' });
+    }, PING_EVERY_MS);
+    this.#timers = [renew, ping];
+    for (const timer of this.#timers) timer.unref();
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const timer of this.#timers) clearInterval(timer);
+    for (const pending of this.#pending.values()) clearTimeout(pending.timer);
+    this.#pending.clear();
+  }
+
+  /** Edges connected to this replica. */
+  connectedEdges(): string[] {
+    return [...this.#connections.keys()];
+  }
+
+  /** The configuration as it is now (built once per change, shared by every edge). */
+  async currentConfig(): Promise<EdgeConfig> {
+    if (!this.#config) this.#config = await buildEdgeConfig(this.db, this.secretBox);
+    return this.#config;
+  }
+
+  /**
+   * A new feed: the edge gets the current configuration at once, and its lease starts. Returns the
+   * function to call when the feed's connection ends.
+   */
+  async connect(connection: EdgeConnection): Promise<() => Promise<void>> {
+    const previous = this.#connections.get(connection.edgeId);
+    this.#connections.set(connection.edgeId, connection);
+    await this.#upsertLease(connection.edgeId, connection.region);
+    connection.send({ type: 'config', config: await this.currentConfig() });
+    this.log.info(
+      { edgeId: connection.edgeId, region: connection.region, replaced: Boolean(previous) },
+      'edge connected',
+    );
+    return async () => {
+      // A reconnect may have replaced this feed already: then the sessions belong to the new one.
+      if (this.#connections.get(connection.edgeId) !== connection) return;
+      this.#connections.delete(connection.edgeId);
+      await this.#forgetEdge(connection.edgeId);
+      this.log.info({ edgeId: connection.edgeId }, 'edge disconnected; its sessions are gone');
+    };
+  }
+
+  async putSession(edgeId: string, sessionId: string, report: EdgeSessionReport): Promise<void> {
+    if (!this.#connections.has(edgeId)) {
+      throw new ApiError('ERR_EDGEWARD_900', `edge_id: edge ${edgeId} has no open feed on this server`);
+    }
+    const row = {
+      id: sessionId,
+      edge_id: edgeId,
+      started_at: report.started_at,
+      agent_version: report.agent_version,
+      credential_id: report.credential_id,
+      ip: report.ip,
+      metadata: report.metadata,
+      os: report.os,
+      region: report.region,
+      transport: report.transport,
+      labels: JSON.stringify(report.labels),
+    };
+    await this.db
+      .insertInto('tunnel_sessions')
+      .values(row)
+      .onConflict((conflict) => conflict.column('id').doUpdateSet({ ...row }))
+      .execute();
+  }
+
+  async deleteSession(edgeId: string, sessionId: string): Promise<void> {
+    await this.db
+      .deleteFrom('tunnel_sessions')
+      .where('id', '=', sessionId)
+      .where('edge_id', '=', edgeId)
+      .execute();
+  }
+
+  /**
+   * Relays a command to the edge holding the session and waits for the agent's answer. Refusals
+   * (the agent's, or no edge to deliver to) are 400 `ERR_EDGEWARD_900` with the reason.
+   */
+  async sendCommand(sessionId: string, name: EdgeCommand['name']): Promise<void> {
+    const session = await this.db
+      .selectFrom('tunnel_sessions')
+      .select(['edge_id'])
+      .where('id', '=', sessionId)
+      .executeTakeFirst();
+    if (!session) throw new ApiError('ERR_EDGEWARD_400', `id: tunnel session ${sessionId} not found`);
+    const connection = this.#connections.get(session.edge_id);
+    if (!connection) {
+      throw new ApiError(
+        'ERR_EDGEWARD_900',
+        `id: the edge holding tunnel session ${sessionId} is not connected to this server; try again`,
+      );
+    }
+    const command: EdgeCommand = { id: randomUUID(), session_id: sessionId, name };
+    const result = await new Promise<EdgeCommandResult>((resolve) => {
+      const timer = setTimeout(() => {
+        this.#pending.delete(command.id);
+        resolve({ ok: false, error: `the agent did not answer within ${COMMAND_TIMEOUT_MS / 1000} s` });
+      }, COMMAND_TIMEOUT_MS);
+      this.#pending.set(command.id, { resolve, timer });
+      connection.send({ type: 'command', command });
+    });
+    if (!result.ok) throw new ApiError('ERR_EDGEWARD_900', `id: ${name}: ${result.error}`);
+  }
+
+  /** The edge's report of what the agent answered; unknown or late ids are ignored. */
+  completeCommand(commandId: string, result: EdgeCommandResult): boolean {
+    const pending = this.#pending.get(commandId);
+    if (!pending) return false;
+    this.#pending.delete(commandId);
+    clearTimeout(pending.timer);
+    pending.resolve(result);
+    return true;
+  }
+
+  #scheduleRefresh(): void {
+    if (this.#closed) return;
+    if (this.#refresh) {
+      this.#refreshAgain = true;
+      return;
+    }
+    this.#refresh = new Promise<void>((resolve) => setTimeout(resolve, COALESCE_MS))
+      .then(() => this.#pushNewConfig())
+      .catch((error: unknown) => this.log.error({ err: error }, 'building the edge configuration failed'))
+      .finally(() => {
+        this.#refresh = undefined;
+        if (this.#refreshAgain) {
+          this.#refreshAgain = false;
+          this.#scheduleRefresh();
+        }
+      });
+  }
+
+  async #pushNewConfig(): Promise<void> {
+    const config = await buildEdgeConfig(this.db, this.secretBox);
+    if (config.revision === this.#config?.revision) return;
+    this.#config = config;
+    for (const connection of this.#connections.values()) connection.send({ type: 'config', config });
+  }
+
+  async #upsertLease(edgeId: string, region: string): Promise<void> {
+    const lease = {
+      id: edgeId,
+      region,
+      lease_expires_at: new Date(Date.now() + EDGE_LEASE_MS).toISOString(),
+    };
+    await this.db
+      .insertInto('edge_processes')
+      .values(lease)
+      .onConflict((conflict) =>
+        conflict.column('id').doUpdateSet({ region, lease_expires_at: lease.lease_expires_at }),
+      )
+      .execute();
+  }
+
+  async #renewLeases(): Promise<void> {
+    for (const connection of this.#connections.values())
+      await this.#upsertLease(connection.edgeId, connection.region);
+    // Sessions of edges whose lease ran out (an edge, or the replica it talked to, died).
+    const now = new Date().toISOString();
+    const expired = await this.db
+      .selectFrom('edge_processes')
+      .select('id')
+      .where('lease_expires_at', '<', now)
+      .execute();
+    for (const { id } of expired) await this.#forgetEdge(id);
+  }
+
+  async #forgetEdge(edgeId: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('tunnel_sessions').where('edge_id', '=', edgeId).execute();
+      await trx.deleteFrom('edge_processes').where('id', '=', edgeId).execute();
+    });
+  }
+}

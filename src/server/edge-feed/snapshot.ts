@@ -1,0 +1,95 @@
+import { createHash } from 'node:crypto';
+import type { EdgeConfig } from '../../schemas/edge-config.js';
+import type { SecretBox } from '../crypto/secret-box.js';
+import { parseStoredModules } from '../edges/stored-modules.js';
+import { privateKeySealContext } from '../routes/tls-certificates.js';
+import type { Db } from '../store/database.js';
+
+type Snapshot = Omit<EdgeConfig, 'revision'>;
+
+/**
+ * Everything an edge needs, read in one go. Reads are not in a transaction: a change committed
+ * between two of them is followed by its own change signal and a new snapshot.
+ */
+export async function buildEdgeConfig(db: Db, secretBox: SecretBox): Promise<EdgeConfig> {
+  const [credentials, sshCredentials, policies, rules, backends, addrs, cas, certificates, tcp, tls] =
+    await Promise.all([
+      db.selectFrom('credentials').select(['id', 'token_hash', 'acl']).orderBy('id').execute(),
+      db.selectFrom('ssh_credentials').select(['id', 'public_key', 'acl']).orderBy('id').execute(),
+      db.selectFrom('ip_policies').select(['id']).orderBy('id').execute(),
+      db.selectFrom('ip_policy_rules').select(['ip_policy_id', 'action', 'cidr']).orderBy('id').execute(),
+      db.selectFrom('tunnel_group_backends').select(['id', 'labels']).orderBy('id').execute(),
+      db.selectFrom('reserved_addrs').select(['id', 'addr', 'region']).orderBy('id').execute(),
+      db.selectFrom('certificate_authorities').select(['id', 'ca_pem']).orderBy('id').execute(),
+      db
+        .selectFrom('tls_certificates')
+        .select(['id', 'certificate_pem', 'private_key_sealed', 'derived'])
+        .orderBy('id')
+        .execute(),
+      db.selectFrom('tcp_edges').select(['id', 'hostports', 'modules']).orderBy('id').execute(),
+      db.selectFrom('tls_edges').select(['id', 'hostports', 'modules']).orderBy('id').execute(),
+    ]);
+
+  const snapshot: Snapshot = {
+    credentials: credentials.map((row) => ({
+      id: row.id,
+      token_hash: row.token_hash,
+      acl: JSON.parse(row.acl) as string[],
+    })),
+    ssh_credentials: sshCredentials.map((row) => ({
+      id: row.id,
+      public_key: row.public_key,
+      acl: JSON.parse(row.acl) as string[],
+    })),
+    ip_policies: policies.map((policy) => ({
+      id: policy.id,
+      rules: rules
+        .filter((rule) => rule.ip_policy_id === policy.id)
+        .map((rule) => ({ action: rule.action as 'allow' | 'deny', cidr: rule.cidr })),
+    })),
+    backends: backends.map((row) => ({
+      id: row.id,
+      labels: JSON.parse(row.labels) as Record<string, string>,
+    })),
+    reserved_addrs: addrs,
+    certificate_authorities: cas,
+    tls_certificates: certificates.map((row) => ({
+      id: row.id,
+      certificate_pem: row.certificate_pem,
+      private_key_pem: secretBox.open(row.private_key_sealed, privateKeySealContext(row.id)),
+      dns_names: dnsNamesOf(row.derived),
+    })),
+    tcp_edges: tcp.map((row) => {
+      const modules = parseStoredModules(row.modules);
+      return {
+        id: row.id,
+        hostports: JSON.parse(row.hostports) as string[],
+        backend: moduleOrNull(modules.backend),
+        ip_restriction: moduleOrNull(modules.ip_restriction),
+      } as EdgeConfig['tcp_edges'][number];
+    }),
+    tls_edges: tls.map((row) => {
+      const modules = parseStoredModules(row.modules);
+      return {
+        id: row.id,
+        hostports: JSON.parse(row.hostports) as string[],
+        backend: moduleOrNull(modules.backend),
+        ip_restriction: moduleOrNull(modules.ip_restriction),
+        mutual_tls: moduleOrNull(modules.mutual_tls),
+        tls_termination: moduleOrNull(modules.tls_termination),
+      } as EdgeConfig['tls_edges'][number];
+    }),
+  };
+  // The revision names the content: an unchanged account gives the same revision on every replica.
+  const revision = createHash('sha256').update(JSON.stringify(snapshot)).digest('base64url').slice(0, 22);
+  return { revision, ...snapshot };
+}
+
+function moduleOrNull(value: unknown): unknown {
+  return value === undefined ? null : value;
+}
+
+function dnsNamesOf(derivedJson: string): string[] {
+  const derived = JSON.parse(derivedJson) as { subject_alternative_names?: { dns_names?: string[] } };
+  return derived.subject_alternative_names?.dns_names ?? [];
+}

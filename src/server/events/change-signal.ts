@@ -1,0 +1,62 @@
+import { EventEmitter } from 'node:events';
+import { PostgresAdapter, sql } from 'kysely';
+import pg from 'pg';
+import type { Db } from '../store/database.js';
+
+/** The PostgreSQL channel on which every replica announces a committed change. */
+const CHANNEL = 'edgeward_changes';
+const RELISTEN_DELAY_MS = 1000;
+
+/**
+ * "Something in the account changed": what the edge feed waits on to push a new configuration.
+ * A write route calls `inTransaction` (on PostgreSQL a NOTIFY, which PostgreSQL delivers to every
+ * replica's LISTEN only if the transaction commits) and `committed` after its commit, for this
+ * process. Listeners receive no payload: they re-read what they need.
+ */
+export class ChangeSignal extends EventEmitter<{ changed: []; error: [Error] }> {
+  #listener: pg.Client | undefined;
+  #closed = false;
+
+  /** Inside a write transaction: on PostgreSQL, tells the other replicas once it commits. */
+  async inTransaction(db: Db): Promise<void> {
+    if (db.getExecutor().adapter instanceof PostgresAdapter) await sql`NOTIFY edgeward_changes`.execute(db);
+  }
+
+  /** After a write committed in this process. */
+  committed(): void {
+    this.emit('changed');
+  }
+
+  /** On PostgreSQL: hears the other replicas' changes, reconnecting when the connection drops. */
+  async listen(databaseUrl: string): Promise<void> {
+    if (this.#closed) return;
+    const client = new pg.Client({ connectionString: databaseUrl });
+    const retry = (error: Error) => {
+      if (this.#closed || this.#listener !== client) return;
+      this.#listener = undefined;
+      client.end().catch(() => {}); // the connection is already broken; ending it is best effort
+      this.emit('error', new Error('the change LISTEN connection failed; reconnecting', { cause: error }));
+      // A change may have been missed while disconnected: say "changed" once reconnected.
+      setTimeout(() => {
+        this.listen(databaseUrl).then(
+          () => this.emit('changed'),
+          (cause: Error) => retry(cause),
+        );
+      }, RELISTEN_DELAY_MS).unref();
+    };
+    client.on('error', retry);
+    client.on('notification', (message) => {
+      if (message.channel === CHANNEL) this.emit('changed');
+    });
+    this.#listener = client;
+    await client.connect();
+    await client.query(`LISTEN ${CHANNEL}`);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const listener = this.#listener;
+    this.#listener = undefined;
+    await listener?.end();
+  }
+}
