@@ -13,8 +13,9 @@ const SRC = dirname(fileURLToPath(import.meta.url));
 const RULES: { folder: string; mayImport: string[] }[] = [
   { folder: 'schemas', mayImport: ['schemas'] },
   { folder: 'client', mayImport: ['client', 'schemas'] },
-  // The data plane: the agent shares only the tunnel protocol with the edge.
-  { folder: 'edge', mayImport: ['edge', 'schemas'] },
+  // The data plane: the agent shares only the tunnel protocol with the edge; the edge uses the
+  // server's id, token-hash and X.509 helpers (leaves of the server), nothing else of it.
+  { folder: 'edge', mayImport: ['edge', 'schemas', 'server/crypto', 'server/time'] },
   { folder: 'agent', mayImport: ['agent', 'edge/tunnel/protocol', 'schemas'] },
   // The dev cluster's PKI uses the server's X.509 helpers, a leaf of the server.
   { folder: 'dev-cluster', mayImport: ['dev-cluster', 'server/crypto', 'server/time'] },
@@ -48,7 +49,10 @@ const RULES: { folder: string; mayImport: string[] }[] = [
   { folder: 'operator/runtime', mayImport: ['operator/runtime', 'client'] },
   { folder: 'operator/crds', mayImport: ['operator/crds', 'schemas'] },
   { folder: 'operator', mayImport: ['operator', 'client', 'schemas'] },
-  { folder: 'cli', mayImport: ['cli', 'server', 'operator', 'client', 'dev-cluster', 'schemas'] },
+  {
+    folder: 'cli',
+    mayImport: ['cli', 'server', 'edge', 'agent', 'operator', 'client', 'dev-cluster', 'schemas'],
+  },
 ];
 
 function sourceFiles(dir: string): string[] {

@@ -1,3 +1,4 @@
+import { agentCommand } from './agent-command.js';
 import { crdsCommand } from './crds-command.js';
 import { demoCommand } from './demo-command.js';
 import { devClusterCommand } from './dev-cluster-command.js';
@@ -16,6 +17,7 @@ commands:
   dev-cluster  start or stop a local etcd + kube-apiserver (edgeward dev-cluster --help)
   operator     run the Kubernetes operator (edgeward operator --help)
   tools        build the Kubernetes test tools (etcd, kube-apiserver, kubectl, helm) into the cache
+  agent        carry an edge's tunnel connections to a local service (edgeward agent --help)
 `;
 
 /** Returns an exit code for commands that finish, undefined for ones that keep running. */
@@ -36,6 +38,8 @@ export async function runCli(argv: string[]): Promise<number | undefined> {
       return openApiCommand();
     case 'crds':
       return crdsCommand(rest);
+    case 'agent':
+      return agentCommand(rest);
     case undefined:
     case '-h':
     case '--help':

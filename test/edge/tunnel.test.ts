@@ -69,7 +69,8 @@ beforeAll(async () => {
       client.destroy();
       return;
     }
-    session.openStream().then(
+    const source = { ip: client.remoteAddress ?? 'unknown', port: client.remotePort ?? 0 };
+    session.openStream(source).then(
       (stream) => pipeline(client, stream, client, () => client.destroy()),
       () => client.destroy(),
     );
@@ -115,14 +116,33 @@ async function sessionOf(agent: Agent): Promise<AgentSession> {
 
 describe('tunnel transport (agent ↔ edge over HTTP/2 on the agent’s TLS connection)', () => {
   it('opens a session that records who the agent is, never its token', async () => {
+    const before = Date.now();
     const session = await sessionOf(startAgent());
-    expect(session.info).toMatchObject({
+    expect(session.info).toEqual({
+      id: session.id,
       credentialId: 'cr_test',
+      transport: 'svc/2',
+      agentVersion: '0.1.0',
+      os: process.platform,
+      metadata: '{"team":"edge"}',
+      labels: { app: 'web', env: 'test' },
       ip: '127.0.0.1',
-      hello: { agent_version: '0.1.0', labels: { app: 'web', env: 'test' }, metadata: '{"team":"edge"}' },
+      startedAt: expect.any(Date),
     });
-    expect(session.info.hello.os).toBe(process.platform);
+    expect(session.info.startedAt.getTime()).toBeGreaterThanOrEqual(before - 1000);
     expect(JSON.stringify(session.info)).not.toContain(GOOD_TOKEN);
+  });
+
+  it("tells the agent each public client's address", async () => {
+    const agent = startAgent();
+    await sessionOf(agent);
+    const carried = once(agent, 'connection');
+    const client = net.connect({ host: '127.0.0.1', port: frontPort });
+    await once(client, 'connect');
+    const [source, outcome] = (await carried) as [{ ip: string; port: number }, string];
+    expect(outcome).toBe('carried');
+    expect(source).toEqual({ ip: '127.0.0.1', port: client.localPort });
+    client.destroy();
   });
 
   it('carries curl through the edge to the service behind the agent', async () => {
@@ -184,8 +204,13 @@ describe('tunnel transport (agent ↔ edge over HTTP/2 on the agent’s TLS conn
         probe.close(() => resolve(port));
       });
     });
-    const session = await sessionOf(startAgent(GOOD_TOKEN, `tcp://127.0.0.1:${closedPort}`));
-    await expect(session.openStream()).rejects.toThrow(/could not reach its target \(HTTP 502\)/);
+    const agent = startAgent(GOOD_TOKEN, `tcp://127.0.0.1:${closedPort}`);
+    const session = await sessionOf(agent);
+    const reported = once(agent, 'connection');
+    await expect(session.openStream({ ip: '192.0.2.7', port: 40000 })).rejects.toThrow(
+      /could not reach its target \(HTTP 502\)/,
+    );
+    expect(await reported).toEqual([{ ip: '192.0.2.7', port: 40000 }, 'unreachable']);
     expect(session.closed).toBe(false);
   });
 });

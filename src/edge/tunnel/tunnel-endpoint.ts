@@ -2,8 +2,9 @@ import { EventEmitter } from 'node:events';
 import http2, { type ClientHttp2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
-import { AgentSession, type SessionInfo } from './agent-session.js';
+import { AgentSession } from './agent-session.js';
 import { type AgentHello, agentHello, TUNNEL_ALPN, TunnelPath } from './protocol.js';
+import { answerJson, requestAgent } from './request.js';
 
 /** Why an agent may not open a session; its message is sent to the agent. */
 export class SessionRefused extends Error {}
@@ -15,12 +16,16 @@ export interface TunnelEndpointOptions {
    * Decides whether the agent may open a session: the credential its token names and a new session
    * id, or a `SessionRefused` whose message the agent is told. Never sees the token again afterwards.
    */
-  authenticate(hello: AgentHello, ip: string): Promise<Omit<SessionInfo, 'hello' | 'ip' | 'startedAt'>>;
+  authenticate(hello: AgentHello, ip: string): Promise<SessionGrant>;
   /** How long an agent may take to say hello (ms). */
   helloTimeoutMs?: number;
 }
 
-const JSON_LIMIT_BYTES = 64 * 1024;
+/** What `authenticate` grants: the new session's id and the credential the token names. */
+export interface SessionGrant {
+  id: string;
+  credentialId: string;
+}
 
 /**
  * Where agents dial in: a TLS listener (ALPN `edgeward-tunnel/1`) that turns each connection into
@@ -82,7 +87,7 @@ export class TunnelEndpoint extends EventEmitter<{
     const hello = agentHello.parse(
       await requestJson(h2, TunnelPath.hello, undefined, this.options.helloTimeoutMs ?? 10_000),
     );
-    let granted: Omit<SessionInfo, 'hello' | 'ip' | 'startedAt'>;
+    let granted: SessionGrant;
     try {
       granted = await this.options.authenticate(hello, ip);
     } catch (error) {
@@ -90,8 +95,21 @@ export class TunnelEndpoint extends EventEmitter<{
       h2.destroy();
       throw error;
     }
-    const { authtoken: _secret, ...withoutToken } = hello;
-    const session = new AgentSession({ ...granted, hello: withoutToken, ip, startedAt: new Date() }, h2);
+    // The token goes no further than `authenticate`.
+    const session = new AgentSession(
+      {
+        id: granted.id,
+        credentialId: granted.credentialId,
+        transport: 'svc/2',
+        agentVersion: hello.agent_version,
+        os: hello.os,
+        metadata: hello.metadata,
+        labels: hello.labels,
+        ip,
+        startedAt: new Date(),
+      },
+      h2,
+    );
     this.#sessions.set(session.id, session);
     session.once('closed', () => this.#sessions.delete(session.id));
     await sendVerdict(h2, { session_id: session.id });
@@ -109,36 +127,11 @@ async function sendVerdict(h2: ClientHttp2Session, verdict: { session_id: string
 }
 
 /** One request to the agent with an optional JSON body; resolves with its JSON answer (or null). */
-function requestJson(
+async function requestJson(
   h2: ClientHttp2Session,
   path: string,
   body: unknown,
   timeoutMs: number,
 ): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const stream = h2.request({ ':method': 'POST', ':path': path, 'content-type': 'application/json' });
-    const timer = setTimeout(() => {
-      stream.close();
-      reject(new Error(`the agent did not answer ${path} within ${timeoutMs} ms`));
-    }, timeoutMs);
-    let text = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk: string) => {
-      text += chunk;
-      if (text.length > JSON_LIMIT_BYTES) stream.close();
-    });
-    stream.once('error', (error) => {
-      clearTimeout(timer);
-      reject(new Error(`${path} failed`, { cause: error }));
-    });
-    stream.once('end', () => {
-      clearTimeout(timer);
-      try {
-        resolve(text === '' ? null : JSON.parse(text));
-      } catch (error) {
-        reject(new Error(`${path}: the agent's answer is not JSON`, { cause: error }));
-      }
-    });
-    stream.end(body === undefined ? undefined : JSON.stringify(body));
-  });
+  return answerJson(path, await requestAgent(h2, path, body, timeoutMs));
 }
