@@ -1,0 +1,377 @@
+import { randomBytes } from 'node:crypto';
+import type net from 'node:net';
+import { pipeline } from 'node:stream';
+import type { Logger } from 'pino';
+import type { EdgeCommand, EdgeConfig } from '../schemas/edge-config.js';
+import { newId } from '../server/crypto/ids.js';
+import { hashToken } from '../server/crypto/tokens.js';
+import { ControlPlaneClient } from './control-plane/control-plane-client.js';
+import { EdgeMetrics } from './edge-metrics.js';
+import { TcpListeners } from './listeners/tcp-listeners.js';
+import { refusedBinds } from './routing/acl.js';
+import { ALLOW_ALL, compileIpRestriction, type IpRestriction, normalizeIp } from './routing/ip-policy.js';
+import { NoOnlineSession, SessionPool } from './routing/session-pool.js';
+import type { TunnelSession } from './routing/tunnel-session.js';
+import { SessionRefused, TunnelEndpoint } from './tunnel/tunnel-endpoint.js';
+
+export interface EdgeOptions {
+  /** The control plane, e.g. `http://127.0.0.1:4040`. */
+  apiUrl: string;
+  /** `EDGEWARD_EDGE_KEY`. */
+  edgeKey: string;
+  /** Default: a random id per process. */
+  edgeId?: string;
+  /** The region this edge serves: reserved addresses of other regions are not its to serve. */
+  region: string;
+  /** Where agents connect, with the certificate they verify. */
+  tunnel: { host: string; port: number; tls: { cert: string; key: string } };
+  /** The interface TCP edges' ports are opened on. */
+  tcpHost: string;
+  /** Ports of reserved addresses this edge serves. */
+  tcpPortRange: { min: number; max: number };
+  logger: Logger;
+  /** How long SIGTERM waits for carried connections before cutting them. */
+  drainTimeoutMs?: number;
+}
+
+/** How long an unknown token waits for a configuration that may bring its credential. */
+const UNKNOWN_TOKEN_GRACE_MS = 1500;
+
+interface TcpRoute {
+  edgeId: string;
+  restriction: IpRestriction;
+  labels: Record<string, string> | undefined;
+}
+
+/**
+ * `edgeward edge`: the data plane. Takes its configuration from the control plane's feed, admits
+ * agents (tunnel credentials and their ACLs), reports their sessions, and carries public TCP
+ * connections to the sessions of each edge's backend.
+ */
+export class Edge {
+  readonly id: string;
+  readonly metrics = new EdgeMetrics();
+  readonly pool = new SessionPool();
+  readonly #controlPlane: ControlPlaneClient;
+  readonly #tunnel: TunnelEndpoint;
+  readonly #tcp: TcpListeners;
+  readonly #carried = new Set<net.Socket>();
+  readonly #log: Logger;
+  #config: EdgeConfig | undefined;
+  #tcpRoutes = new Map<number, TcpRoute>();
+  readonly #configWaiters = new Set<() => void>();
+  #feedOpen = false;
+  #firstConfig: Promise<void>;
+  #resolveFirstConfig!: () => void;
+
+  constructor(private readonly options: EdgeOptions) {
+    this.id = options.edgeId ?? `edge_${randomBytes(8).toString('hex')}`;
+    this.#log = options.logger.child({ edgeProcessId: this.id });
+    this.#firstConfig = new Promise((resolve) => {
+      this.#resolveFirstConfig = resolve;
+    });
+    this.#controlPlane = new ControlPlaneClient({
+      apiUrl: options.apiUrl,
+      edgeKey: options.edgeKey,
+      edgeId: this.id,
+      region: options.region,
+    });
+    this.#tunnel = new TunnelEndpoint({
+      tls: options.tunnel.tls,
+      authenticate: async (hello, ip) =>
+        this.#admit({ credential: await this.#credentialOfToken(hello.authtoken), labels: hello.labels, ip }),
+    });
+    this.#tcp = new TcpListeners(options.tcpHost, (port, socket) => this.#onTcpConnection(port, socket), {
+      listening: (port) => this.#log.info({ port }, 'TCP edge port open'),
+      failed: (port, error) => this.#log.error({ port, err: error }, 'TCP edge port could not be opened'),
+      stopped: (port) => this.#log.info({ port }, 'TCP edge port closed'),
+    });
+  }
+
+  /** Serving: configured, and the feed that keeps the configuration current is open. */
+  get ready(): boolean {
+    return this.#feedOpen && this.#config !== undefined;
+  }
+
+  /** The tunnel endpoint's address, once started. */
+  tunnelPort = 0;
+
+  /** Connects to the control plane, waits for the first configuration, then opens the listeners. */
+  async start(): Promise<void> {
+    this.#controlPlane.on('config', (config) => this.#applyConfig(config));
+    this.#controlPlane.on('command', (command) => this.#runCommand(command));
+    this.#controlPlane.on('connected', () => {
+      this.metrics.feedConnected.set(1);
+      this.#feedOpen = true;
+      this.#log.info('configuration feed open');
+      // The control plane forgot our sessions when the feed dropped: tell it again.
+      for (const session of this.pool.all()) this.#report(session);
+    });
+    this.#controlPlane.on('disconnected', (reason, retryInMs) => {
+      this.metrics.feedConnected.set(0);
+      this.#feedOpen = false;
+      this.#log.warn({ reason, retryInMs }, 'configuration feed lost; reconnecting');
+    });
+    this.#controlPlane.start();
+    await this.#firstConfig;
+    this.#tunnel.on('session', (session) => this.#onSession(session));
+    this.#tunnel.on('refused', (ip, reason) => this.#log.warn({ ip, reason }, 'agent connection refused'));
+    this.tunnelPort = (await this.#tunnel.listen(this.options.tunnel.port, this.options.tunnel.host)).port;
+    this.#log.info({ port: this.tunnelPort }, 'tunnel endpoint listening');
+  }
+
+  /** Graceful stop: no new connections or sessions, carried connections get `drainTimeoutMs`. */
+  async stop(): Promise<void> {
+    // Stop accepting first; `closed` settles once the last carried connection is gone.
+    const listenersClosed = this.#tcp.close();
+    const drained = this.#drain();
+    const deadline = new Promise<void>((resolve) =>
+      setTimeout(resolve, this.options.drainTimeoutMs ?? 10_000).unref(),
+    );
+    await Promise.race([drained, deadline]);
+    for (const socket of this.#carried) socket.destroy();
+    await listenersClosed;
+    await this.#tunnel.close();
+    await this.#controlPlane.stop();
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#carried.size > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+
+  async #credentialOfToken(token: string): Promise<{ id: string; acl: string[] }> {
+    const hash = hashToken(token);
+    const find = () => this.#config?.credentials.find((candidate) => candidate.token_hash === hash);
+    // A credential created a moment ago may still be on its way from the control plane: an agent
+    // started right after `POST /credentials` must not be refused for good.
+    let credential = find();
+    if (!credential) {
+      await this.#nextConfig(UNKNOWN_TOKEN_GRACE_MS);
+      credential = find();
+    }
+    if (!credential) throw new SessionRefused('the authtoken is unknown or was revoked');
+    return credential;
+  }
+
+  /** Resolves when the next configuration is applied, or after `timeoutMs`. */
+  #nextConfig(timeoutMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      const waiters = this.#configWaiters;
+      function done() {
+        clearTimeout(timer);
+        waiters.delete(done);
+        resolve();
+      }
+      waiters.add(done);
+    });
+  }
+
+  /** Whether a credential may open a session binding `labels`; the new session's id if so. */
+  #admit(request: {
+    credential: { id: string; acl: string[] };
+    labels: Record<string, string>;
+    ip: string;
+  }): {
+    id: string;
+    credentialId: string;
+  } {
+    const refused = refusedBinds(request.credential.acl, request.labels);
+    if (refused.length > 0) {
+      this.metrics.sessionsRefused.inc({ reason: 'acl' });
+      this.#log.warn(
+        { credentialId: request.credential.id, ip: request.ip, refused },
+        'session refused: the credential ACL does not allow its binds',
+      );
+      throw new SessionRefused(`the credential's ACL does not allow bind ${refused.join(', ')}`);
+    }
+    return { id: newId('ts'), credentialId: request.credential.id };
+  }
+
+  #onSession(session: TunnelSession): void {
+    const { info } = session;
+    this.pool.add(session);
+    this.metrics.sessions.inc({ transport: info.transport });
+    this.#log.info(
+      {
+        sessionId: info.id,
+        credentialId: info.credentialId,
+        ip: info.ip,
+        labels: info.labels,
+        transport: info.transport,
+      },
+      'tunnel session online',
+    );
+    this.#report(session);
+    session.once('closed', (reason) => {
+      this.metrics.sessions.dec({ transport: info.transport });
+      this.#log.info({ sessionId: info.id, reason }, 'tunnel session closed');
+      this.#controlPlane
+        .removeSession(info.id)
+        .catch((error: unknown) =>
+          this.#log.warn({ err: error, sessionId: info.id }, 'reporting a closed session failed'),
+        );
+    });
+  }
+
+  #report(session: TunnelSession): void {
+    const { info } = session;
+    this.#controlPlane
+      .reportSession(info.id, {
+        agent_version: info.agentVersion,
+        credential_id: info.credentialId,
+        ip: normalizeIp(info.ip),
+        os: info.os,
+        metadata: info.metadata ?? null,
+        region: this.options.region,
+        started_at: info.startedAt.toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        transport: info.transport,
+        labels: info.labels,
+      })
+      .catch((error: unknown) =>
+        // The feed's next `connected` reports every session again.
+        this.#log.warn({ err: error, sessionId: info.id }, 'reporting a session failed'),
+      );
+  }
+
+  #runCommand(command: EdgeCommand): void {
+    const session = this.pool.get(command.session_id);
+    const done = session
+      ? session.command(command.name).then(
+          () => ({ ok: true as const }),
+          (error: unknown) => ({
+            ok: false as const,
+            error: error instanceof Error ? error.message : String(error),
+          }),
+        )
+      : Promise.resolve({ ok: false as const, error: 'the session is no longer online' });
+    done
+      .then((result) => {
+        this.#log.info({ sessionId: command.session_id, command: command.name, result }, 'agent command');
+        return this.#controlPlane.commandResult(command.id, result);
+      })
+      .catch((error: unknown) =>
+        this.#log.warn({ err: error, command: command.name }, 'reporting a command result failed'),
+      );
+  }
+
+  #applyConfig(config: EdgeConfig): void {
+    if (config.revision === this.#config?.revision) return;
+    this.#config = config;
+    this.metrics.configApplied.inc();
+    this.#closeSessionsNoLongerAllowed(config);
+    this.#tcpRoutes = this.#compileTcpRoutes(config);
+    this.#tcp.apply(new Set(this.#tcpRoutes.keys()));
+    this.#log.info(
+      { revision: config.revision, tcpPorts: [...this.#tcpRoutes.keys()] },
+      'configuration applied',
+    );
+    this.#resolveFirstConfig();
+    for (const waiter of [...this.#configWaiters]) waiter();
+  }
+
+  /** A deleted credential's sessions end; so do sessions whose binds its ACL no longer allows. */
+  #closeSessionsNoLongerAllowed(config: EdgeConfig): void {
+    for (const session of this.pool.all()) {
+      const { info } = session;
+      const credentials = info.transport === 'ssh' ? config.ssh_credentials : config.credentials;
+      const credential = credentials.find((candidate) => candidate.id === info.credentialId);
+      if (!credential) {
+        this.#log.info(
+          { sessionId: info.id, credentialId: info.credentialId },
+          'credential deleted: closing its session',
+        );
+        session.close('its credential was deleted');
+        continue;
+      }
+      const refused = refusedBinds(credential.acl, info.labels);
+      if (refused.length > 0) {
+        this.#log.info({ sessionId: info.id, refused }, 'credential ACL changed: closing the session');
+        session.close(`the credential's ACL no longer allows bind ${refused.join(', ')}`);
+      }
+    }
+  }
+
+  #compileTcpRoutes(config: EdgeConfig): Map<number, TcpRoute> {
+    const routes = new Map<number, TcpRoute>();
+    const { min, max } = this.options.tcpPortRange;
+    for (const edge of config.tcp_edges) {
+      const restriction =
+        edge.ip_restriction?.enabled === true
+          ? compileIpRestriction(edge.ip_restriction.ip_policy_ids, config.ip_policies)
+          : ALLOW_ALL;
+      const labels = this.#backendLabels(config, edge.backend);
+      for (const hostport of edge.hostports) {
+        const addr = config.reserved_addrs.find((candidate) => candidate.addr === hostport);
+        // Only reserved addresses of this edge's region and port range are this edge's to serve.
+        if (!addr || addr.region !== this.options.region) continue;
+        const port = Number(hostport.slice(hostport.lastIndexOf(':') + 1));
+        if (port < min || port > max) continue;
+        routes.set(port, { edgeId: edge.id, restriction, labels });
+      }
+    }
+    return routes;
+  }
+
+  #backendLabels(config: EdgeConfig, backend: EdgeConfig['tcp_edges'][number]['backend']) {
+    if (!backend?.enabled) return undefined;
+    return config.backends.find((candidate) => candidate.id === backend.backend_id)?.labels;
+  }
+
+  #onTcpConnection(port: number, socket: net.Socket): void {
+    const route = this.#tcpRoutes.get(port);
+    const ip = normalizeIp(socket.remoteAddress ?? '');
+    socket.on('error', () => {}); // a client reset ends its own connection only
+    if (!route) {
+      socket.destroy();
+      return;
+    }
+    if (!route.restriction.allows(ip)) {
+      this.metrics.connections.inc({ edge_id: route.edgeId, outcome: 'ip_denied' });
+      this.#log.info({ edgeId: route.edgeId, ip }, 'connection refused by IP restriction');
+      socket.destroy();
+      return;
+    }
+    this.#carry(route.edgeId, route.labels, socket, { ip, port: socket.remotePort ?? 0 });
+  }
+
+  /** Carries one public connection to an agent of `labels`; closes it cleanly when none is online. */
+  #carry(
+    edgeId: string,
+    labels: Record<string, string> | undefined,
+    socket: net.Socket,
+    source: { ip: string; port: number },
+  ): void {
+    this.#carried.add(socket);
+    socket.once('close', () => this.#carried.delete(socket));
+    socket.pause();
+    if (!labels) {
+      this.metrics.connections.inc({ edge_id: edgeId, outcome: 'no_backend' });
+      socket.end();
+      return;
+    }
+    this.pool.connect(labels, source).then(
+      (stream) => {
+        this.metrics.connections.inc({ edge_id: edgeId, outcome: 'carried' });
+        // Counted once at the end: a counter per chunk would cost more than the copy.
+        socket.once('close', () => {
+          this.metrics.bytes.inc({ edge_id: edgeId, direction: 'in' }, socket.bytesRead);
+          this.metrics.bytes.inc({ edge_id: edgeId, direction: 'out' }, socket.bytesWritten);
+        });
+        pipeline(socket, stream, socket, () => {
+          socket.destroy();
+          stream.destroy();
+        });
+      },
+      (error: unknown) => {
+        const outcome = error instanceof NoOnlineSession ? 'no_session' : 'failed';
+        this.metrics.connections.inc({ edge_id: edgeId, outcome });
+        this.#log.info(
+          { edgeId, ip: source.ip, reason: error instanceof Error ? error.message : String(error) },
+          'connection not carried',
+        );
+        socket.end();
+      },
+    );
+  }
+}

@@ -1,0 +1,68 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { Agent } from '../../src/agent/agent.js';
+import { parseForwardTarget } from '../../src/agent/forward-target.js';
+import { Edge, type EdgeOptions } from '../../src/edge/edge.js';
+import { loadTunnelCertificate } from '../../src/edge/tunnel-certificate.js';
+import type { TestServer } from './server.js';
+
+export interface TestEdge {
+  edge: Edge;
+  /** PEM agents trust for the tunnel endpoint. */
+  tunnelCa: string;
+  tunnelAddr: string;
+  stop(): Promise<void>;
+}
+
+/** A real `Edge` on loopback, fed by the test server's edge feed, with a generated tunnel certificate. */
+export async function startTestEdge(
+  t: TestServer,
+  options: Partial<
+    Pick<EdgeOptions, 'region' | 'tcpHost' | 'tcpPortRange' | 'edgeId' | 'drainTimeoutMs'>
+  > = {},
+): Promise<TestEdge> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'edgeward-edge-'));
+  const tls = await loadTunnelCertificate({ dataDir, names: ['localhost', '127.0.0.1'] });
+  const edge = new Edge({
+    apiUrl: t.baseUrl,
+    edgeKey: t.server.edgeKey,
+    region: 'us',
+    tunnel: { host: '127.0.0.1', port: 0, tls },
+    tcpHost: '127.0.0.1',
+    tcpPortRange: { min: 1024, max: 65535 },
+    logger: pino({ level: process.env.EDGEWARD_TEST_LOG ?? 'silent' }),
+    drainTimeoutMs: 1000,
+    ...options,
+  });
+  await edge.start();
+  return {
+    edge,
+    tunnelCa: tls.cert,
+    tunnelAddr: `127.0.0.1:${edge.tunnelPort}`,
+    async stop() {
+      await edge.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Our agent, dialing a test edge. */
+export function startTestAgent(
+  edge: TestEdge,
+  options: { authtoken: string; labels: Record<string, string>; forward: string; metadata?: string },
+): Agent {
+  const agent = new Agent({
+    edgeAddr: edge.tunnelAddr,
+    authtoken: options.authtoken,
+    labels: options.labels,
+    forward: parseForwardTarget(options.forward),
+    agentVersion: '0.1.0',
+    ca: edge.tunnelCa,
+    serverName: 'localhost',
+    ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
+  });
+  agent.start();
+  return agent;
+}
