@@ -2,6 +2,7 @@ import { agentCommand } from './agent-command.js';
 import { crdsCommand } from './crds-command.js';
 import { demoCommand } from './demo-command.js';
 import { devClusterCommand } from './dev-cluster-command.js';
+import { edgeCommand } from './edge-command.js';
 import { openApiCommand } from './openapi-command.js';
 import { operatorCommand } from './operator-command.js';
 import { serverCommand } from './server-command.js';
@@ -10,7 +11,8 @@ import { toolsCommand } from './tools-command.js';
 const USAGE = `usage: edgeward <command> [flags]
 
 commands:
-  server       run the management API (edgeward server --help)
+  server       run the management API, with --edge also an edge (edgeward server --help)
+  edge         run the data plane: tunnel sessions, TCP, TLS and SSH listeners (edgeward edge --help)
   demo         start a server on embedded defaults, make first requests, print how to call it
   openapi      print the OpenAPI 3.1 document
   crds         print the operator's CustomResourceDefinitions (edgeward crds --help)
@@ -26,6 +28,8 @@ export async function runCli(argv: string[]): Promise<number | undefined> {
   switch (command) {
     case 'server':
       return serverCommand(rest);
+    case 'edge':
+      return edgeCommand(rest);
     case 'demo':
       return demoCommand(rest);
     case 'dev-cluster':

@@ -1,6 +1,20 @@
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
+import { loadSecretKey } from '../server/crypto/secret-key-file.js';
+import { edgeKeyFor } from '../server/edge-feed/edge-key.js';
 import { startServer } from '../server/start.js';
+import { EDGE_FLAGS_HELP, type EdgeFlagDefaults, edgeFlagOptions } from './edge-flags.js';
+import { startEdgeFromFlags } from './edge-runtime.js';
+
+/** `--edge`: one edge in the same process, on loopback unless told otherwise. */
+const EDGE_DEFAULTS: EdgeFlagDefaults = {
+  tunnelAddr: '127.0.0.1:4443',
+  tlsAddr: '127.0.0.1:8443',
+  sshAddr: '127.0.0.1:2222',
+  tcpHost: '127.0.0.1',
+  metricsAddr: 'off',
+};
 
 const HELP = `usage: edgeward server [flags]
 
@@ -13,10 +27,13 @@ const HELP = `usage: edgeward server [flags]
   --tls-key FILE        ... and this private key (PEM)
   --tcp-addr-domain D   DNS suffix of reserved TCP addresses (default tcp.edgeward.dev)
   --rate-limit N        requests per minute per API key owner, 0 disables (default 12000)
-
+  --print-edge-key      print the key edges authenticate with (EDGEWARD_EDGE_KEY of edgeward edge), then exit
+  --edge                also run an edge (the data plane) in this process; its files go to DIR/edge
+${EDGE_FLAGS_HELP('edge-', EDGE_DEFAULTS)}
 environment:
   EDGEWARD_ADMIN_API_KEY  admin API key to bootstrap; without it one is generated and printed once
   EDGEWARD_SECRET_KEY     base64 32-byte key sealing secrets at rest (default: DIR/secret.key)
+  EDGEWARD_EDGE_KEY       the key edges present (default: derived from the secret key)
   LOG_LEVEL               pino log level (default info)
 `;
 
@@ -33,12 +50,21 @@ export async function serverCommand(argv: string[]): Promise<number | undefined>
       'tls-key': { type: 'string' },
       'tcp-addr-domain': { type: 'string' },
       'rate-limit': { type: 'string' },
+      'print-edge-key': { type: 'boolean' },
+      edge: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
+      ...edgeFlagOptions('edge-', EDGE_DEFAULTS),
     },
     strict: true,
   });
   if (values.help) {
     process.stdout.write(HELP);
+    return 0;
+  }
+  const dataDir = values['data-dir'] ?? './edgeward-data';
+  if (values['print-edge-key']) {
+    const secretKey = loadSecretKey(dataDir, process.env.EDGEWARD_SECRET_KEY);
+    process.stdout.write(`${edgeKeyFor(secretKey, process.env.EDGEWARD_EDGE_KEY)}\n`);
     return 0;
   }
   const port = Number(values.port);
@@ -54,7 +80,7 @@ export async function serverCommand(argv: string[]): Promise<number | undefined>
     redact: ['req.headers.authorization', '*.token', '*.private_key_pem', '*.secret'],
   });
   const server = await startServer({
-    dataDir: values['data-dir'],
+    dataDir,
     databaseUrl: values['database-url'],
     host: values.host,
     port,
@@ -65,6 +91,7 @@ export async function serverCommand(argv: string[]): Promise<number | undefined>
     rateLimitPerMinute: rateLimit,
     adminApiKey: process.env.EDGEWARD_ADMIN_API_KEY,
     secretKey: process.env.EDGEWARD_SECRET_KEY,
+    edgeKey: process.env.EDGEWARD_EDGE_KEY,
     logger,
   });
   if (server.bootstrap.generatedAdminKey) {
@@ -74,15 +101,26 @@ export async function serverCommand(argv: string[]): Promise<number | undefined>
     );
   }
   logger.info({ listen: server.listenUrl, baseUrl: server.settings.baseUrl }, 'edgeward server ready');
+  const edge = values.edge
+    ? await startEdgeFromFlags(values, 'edge-', {
+        apiUrl: server.listenUrl,
+        edgeKey: server.edgeKey,
+        dataDir: join(dataDir, 'edge'),
+        logger: logger.child({ component: 'edge' }),
+      })
+    : undefined;
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'shutting down');
-    server.app.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    // The edge drains first, while the control plane can still hear its sessions end.
+    (edge ? edge.stop() : Promise.resolve())
+      .then(() => server.app.close())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type net from 'node:net';
 import { pipeline } from 'node:stream';
 import type { Logger } from 'pino';
@@ -12,6 +12,7 @@ import { refusedBinds } from './routing/acl.js';
 import { ALLOW_ALL, compileIpRestriction, type IpRestriction, normalizeIp } from './routing/ip-policy.js';
 import { NoOnlineSession, SessionPool } from './routing/session-pool.js';
 import type { TunnelSession } from './routing/tunnel-session.js';
+import { SshEndpoint } from './ssh/ssh-endpoint.js';
 import { SessionRefused, TunnelEndpoint } from './tunnel/tunnel-endpoint.js';
 
 export interface EdgeOptions {
@@ -25,6 +26,8 @@ export interface EdgeOptions {
   region: string;
   /** Where agents connect, with the certificate they verify. */
   tunnel: { host: string; port: number; tls: { cert: string; key: string } };
+  /** Where OpenSSH clients open tunnels, with the edge's host keys; none disables SSH. */
+  ssh?: { host: string; port: number; hostKeys: string[] } | undefined;
   /** The interface TCP edges' ports are opened on. */
   tcpHost: string;
   /** Ports of reserved addresses this edge serves. */
@@ -55,6 +58,7 @@ export class Edge {
   readonly #controlPlane: ControlPlaneClient;
   readonly #tunnel: TunnelEndpoint;
   readonly #tcp: TcpListeners;
+  readonly #ssh: SshEndpoint | undefined;
   readonly #carried = new Set<net.Socket>();
   readonly #log: Logger;
   #config: EdgeConfig | undefined;
@@ -81,6 +85,22 @@ export class Edge {
       authenticate: async (hello, ip) =>
         this.#admit({ credential: await this.#credentialOfToken(hello.authtoken), labels: hello.labels, ip }),
     });
+    if (options.ssh) {
+      this.#ssh = new SshEndpoint({
+        hostKeys: options.ssh.hostKeys,
+        authenticate: async (key) => {
+          const credential = this.#sshCredentialOfKey(key.data);
+          return credential ? { credentialId: credential.id } : undefined;
+        },
+        openSession: async (request) => {
+          const credential = this.#config?.ssh_credentials.find(
+            (candidate) => candidate.id === request.credentialId,
+          );
+          if (!credential) throw new SessionRefused('the SSH credential was deleted');
+          return this.#admit({ credential, labels: request.labels, ip: request.ip });
+        },
+      });
+    }
     this.#tcp = new TcpListeners(options.tcpHost, (port, socket) => this.#onTcpConnection(port, socket), {
       listening: (port) => this.#log.info({ port }, 'TCP edge port open'),
       failed: (port, error) => this.#log.error({ port, err: error }, 'TCP edge port could not be opened'),
@@ -95,6 +115,8 @@ export class Edge {
 
   /** The tunnel endpoint's address, once started. */
   tunnelPort = 0;
+  /** The SSH endpoint's port, once started (0 when SSH is off). */
+  sshPort = 0;
 
   /** Connects to the control plane, waits for the first configuration, then opens the listeners. */
   async start(): Promise<void> {
@@ -118,6 +140,12 @@ export class Edge {
     this.#tunnel.on('refused', (ip, reason) => this.#log.warn({ ip, reason }, 'agent connection refused'));
     this.tunnelPort = (await this.#tunnel.listen(this.options.tunnel.port, this.options.tunnel.host)).port;
     this.#log.info({ port: this.tunnelPort }, 'tunnel endpoint listening');
+    if (this.#ssh && this.options.ssh) {
+      this.#ssh.on('session', (session) => this.#onSession(session));
+      this.#ssh.on('refused', (ip, reason) => this.#log.warn({ ip, reason }, 'SSH connection refused'));
+      this.sshPort = (await this.#ssh.listen(this.options.ssh.port, this.options.ssh.host)).port;
+      this.#log.info({ port: this.sshPort }, 'SSH endpoint listening');
+    }
   }
 
   /** Graceful stop: no new connections or sessions, carried connections get `drainTimeoutMs`. */
@@ -132,6 +160,7 @@ export class Edge {
     for (const socket of this.#carried) socket.destroy();
     await listenersClosed;
     await this.#tunnel.close();
+    await this.#ssh?.close();
     await this.#controlPlane.stop();
   }
 
@@ -151,6 +180,12 @@ export class Edge {
     }
     if (!credential) throw new SessionRefused('the authtoken is unknown or was revoked');
     return credential;
+  }
+
+  /** The SSH credential whose public key is `blob` (SSH wire format), by OpenSSH's fingerprint. */
+  #sshCredentialOfKey(blob: Buffer): { id: string; acl: string[] } | undefined {
+    const fingerprint = `SHA256:${createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
+    return this.#config?.ssh_credentials.find((candidate) => candidate.fingerprint === fingerprint);
   }
 
   /** Resolves when the next configuration is applied, or after `timeoutMs`. */

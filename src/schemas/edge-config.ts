@@ -41,7 +41,8 @@ export const edgeConfig = z.object({
   /** Changes whenever anything below changes; an edge ignores a snapshot it already applied. */
   revision: z.string(),
   credentials: z.array(z.object({ id: z.string(), token_hash: z.string(), acl })),
-  ssh_credentials: z.array(z.object({ id: z.string(), public_key: z.string(), acl })),
+  /** `fingerprint`: OpenSSH's `SHA256:<base64>` of the key's wire form, whatever format it was registered in. */
+  ssh_credentials: z.array(z.object({ id: z.string(), fingerprint: z.string(), acl })),
   ip_policies: z.array(
     z.object({
       id: z.string(),

@@ -15,7 +15,7 @@ export async function buildEdgeConfig(db: Db, secretBox: SecretBox): Promise<Edg
   const [credentials, sshCredentials, policies, rules, backends, addrs, cas, certificates, tcp, tls] =
     await Promise.all([
       db.selectFrom('credentials').select(['id', 'token_hash', 'acl']).orderBy('id').execute(),
-      db.selectFrom('ssh_credentials').select(['id', 'public_key', 'acl']).orderBy('id').execute(),
+      db.selectFrom('ssh_credentials').select(['id', 'fingerprint', 'acl']).orderBy('id').execute(),
       db.selectFrom('ip_policies').select(['id']).orderBy('id').execute(),
       db.selectFrom('ip_policy_rules').select(['ip_policy_id', 'action', 'cidr']).orderBy('id').execute(),
       db.selectFrom('tunnel_group_backends').select(['id', 'labels']).orderBy('id').execute(),
@@ -38,7 +38,7 @@ export async function buildEdgeConfig(db: Db, secretBox: SecretBox): Promise<Edg
     })),
     ssh_credentials: sshCredentials.map((row) => ({
       id: row.id,
-      public_key: row.public_key,
+      fingerprint: row.fingerprint,
       acl: JSON.parse(row.acl) as string[],
     })),
     ip_policies: policies.map((policy) => ({

@@ -1,0 +1,74 @@
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import { Edge } from '../edge/edge.js';
+import { startMetricsServer } from '../edge/metrics-server.js';
+import { loadSshHostKey } from '../edge/ssh-host-key.js';
+import { loadTunnelCertificate } from '../edge/tunnel-certificate.js';
+import { parseListenAddr, parsePortRange } from './edge-flags.js';
+
+type FlagValues = Record<string, string | boolean | string[] | undefined>;
+
+const text = (values: FlagValues, name: string): string | undefined => {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+/** Starts an edge from the flags of `edgeFlagOptions(prefix, …)`; resolves once it serves. */
+export async function startEdgeFromFlags(
+  values: FlagValues,
+  prefix: string,
+  context: { apiUrl: string; edgeKey: string; dataDir: string; logger: Logger },
+): Promise<{ edge: Edge; stop(): Promise<void> }> {
+  const flag = (name: string) => text(values, `${prefix}${name}`);
+  const tunnelAddr = parseListenAddr(flag('tunnel-addr') ?? '', `--${prefix}tunnel-addr`);
+  if (!tunnelAddr) throw new Error(`--${prefix}tunnel-addr: the tunnel endpoint cannot be off`);
+  const sshAddr = parseListenAddr(flag('ssh-addr') ?? 'off', `--${prefix}ssh-addr`);
+  const metricsAddr = parseListenAddr(flag('metrics-addr') ?? 'off', `--${prefix}metrics-addr`);
+  const names = (values[`${prefix}tunnel-name`] as string[] | undefined) ?? [
+    'localhost',
+    '127.0.0.1',
+    hostname(),
+  ];
+  const tunnelTls = await loadTunnelCertificate({
+    certFile: flag('tunnel-cert'),
+    keyFile: flag('tunnel-key'),
+    dataDir: context.dataDir,
+    names,
+  });
+  if (tunnelTls.generatedAt) {
+    context.logger.info(
+      { file: tunnelTls.generatedAt, names },
+      'generated the tunnel certificate; give it to agents with --edge-ca',
+    );
+  }
+  const edge = new Edge({
+    apiUrl: context.apiUrl,
+    edgeKey: context.edgeKey,
+    region: flag('region') ?? 'us',
+    tunnel: { ...tunnelAddr, tls: tunnelTls },
+    ssh: sshAddr && { ...sshAddr, hostKeys: [loadSshHostKey({ dataDir: context.dataDir })] },
+    tcpHost: flag('tcp-host') ?? '0.0.0.0',
+    tcpPortRange: parsePortRange(text(values, 'tcp-port-range') ?? '10000-65535', '--tcp-port-range'),
+    logger: context.logger,
+  });
+  await edge.start();
+  const metrics = metricsAddr
+    ? await startMetricsServer(edge.metrics.registry, () => edge.ready, metricsAddr.host, metricsAddr.port)
+    : undefined;
+  context.logger.info(
+    {
+      tunnelPort: edge.tunnelPort,
+      sshPort: edge.sshPort || undefined,
+      metricsPort: metrics?.port,
+      edgeProcessId: edge.id,
+    },
+    'edgeward edge ready',
+  );
+  return {
+    edge,
+    async stop() {
+      metrics?.server.close();
+      await edge.stop();
+    },
+  };
+}
