@@ -11,6 +11,7 @@ import {
   SourceHeader,
   sessionVerdict,
   TUNNEL_ALPN,
+  TUNNEL_WINDOW_BYTES,
   TunnelPath,
 } from '../edge/tunnel/protocol.js';
 import { dialTarget, type ForwardTarget } from './forward-target.js';
@@ -185,9 +186,10 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.#socket = socket;
     let reason = 'connection closed';
     socket.once('secureConnect', () => {
-      const server = http2.createServer();
+      const server = http2.createServer({ settings: { initialWindowSize: TUNNEL_WINDOW_BYTES } });
       server.on('session', (session) => {
         this.#h2 = session;
+        session.setLocalWindowSize(TUNNEL_WINDOW_BYTES);
       });
       server.on('stream', (stream, headers) => this.#onStream(stream, headers));
       server.on('sessionError', (error: Error) => {

@@ -29,13 +29,20 @@ export function parseForwardTarget(text: string): ForwardTarget {
   return { protocol, host, port };
 }
 
-/** Connects to the target; resolves once the connection is up. */
+/**
+ * Connects to the target; resolves once the connection is up. Half-open: a service that finishes
+ * sending and closes its side must not cut the stream while its last bytes wait on flow control.
+ */
 export function dialTarget(target: ForwardTarget): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     const socket =
       target.protocol === 'tls'
-        ? tls.connect({ host: target.host, port: target.port, servername: target.host })
-        : net.connect({ host: target.host, port: target.port });
+        ? tls.connect({
+            socket: net.connect({ host: target.host, port: target.port, allowHalfOpen: true }),
+            // SNI carries names only; an IP literal there is deprecated.
+            ...(net.isIP(target.host) ? {} : { servername: target.host }),
+          })
+        : net.connect({ host: target.host, port: target.port, allowHalfOpen: true });
     const ready = target.protocol === 'tls' ? 'secureConnect' : 'connect';
     socket.once(ready, () => {
       socket.off('error', reject);

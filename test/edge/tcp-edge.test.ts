@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import type net from 'node:net';
+import net from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Agent } from '../../src/agent/agent.js';
@@ -131,6 +131,47 @@ describe('TCP edges carry connections through tunnels', () => {
       transport: 'svc/2',
     });
     expect(String(session?.started_at)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  });
+
+  it('delivers every byte of a download whose service closes first, while the client keeps its side open', async () => {
+    const payload = Buffer.alloc(4 * 1024 * 1024, 7);
+    const sender = net.createServer((socket) => {
+      socket.on('error', () => {}); // the readiness probe (curl) hangs up early
+      socket.end(payload);
+    });
+    sender.listen(0, '127.0.0.1');
+    await once(sender, 'listening');
+    try {
+      const setup = await tcpEdgeFor({ app: 'download' });
+      const agent = startTestAgent(edge, {
+        authtoken: setup.token,
+        labels: { app: 'download' },
+        forward: `tcp://127.0.0.1:${(sender.address() as net.AddressInfo).port}`,
+      });
+      agents.push(agent);
+      await sessionOnline(agent);
+      await eventually(
+        () => curl(setup.port),
+        (result) => result.code !== 7,
+      );
+      const received: number[] = [];
+      for (let round = 0; round < 4; round++) {
+        const client = net.connect({ port: setup.port, host: '127.0.0.1', allowHalfOpen: true });
+        // A slow reader: the service is done and closed long before the last bytes can move.
+        client.pause();
+        setTimeout(() => client.resume(), 200);
+        let bytes = 0;
+        client.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+        });
+        await once(client, 'end');
+        client.destroy();
+        received.push(bytes);
+      }
+      expect(received).toEqual(Array(4).fill(payload.length));
+    } finally {
+      sender.close();
+    }
   });
 
   it('refuses a token it does not know, and a bind the ACL does not allow', async () => {

@@ -36,7 +36,10 @@ export class TcpListeners {
     }
     for (const port of ports) {
       if (this.#servers.has(port)) continue;
-      const server = net.createServer({ noDelay: true }, (socket) => this.onConnection(port, socket));
+      // Half-open: a client that ends its side still gets the whole answer.
+      const server = net.createServer({ noDelay: true, allowHalfOpen: true }, (socket) =>
+        this.onConnection(port, socket),
+      );
       this.#servers.set(port, server);
       server.once('listening', () => this.events.listening(port));
       server.on('error', (error) => {

@@ -19,6 +19,13 @@ import { z } from 'zod';
  */
 export const TUNNEL_ALPN = 'edgeward-tunnel/1';
 
+/**
+ * HTTP/2 flow-control windows of the tunnel, per stream and per connection. Node's default (64 KiB)
+ * caps a stream's throughput at one window per round trip; 1 MiB roughly doubled it in
+ * `bench/tunnel.mjs` and still bounds what one session buffers for a slow reader.
+ */
+export const TUNNEL_WINDOW_BYTES = 1 << 20;
+
 export const TunnelPath = {
   hello: '/edgeward/hello',
   session: '/edgeward/session',

@@ -3,7 +3,7 @@ import http2, { type ClientHttp2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import { AgentSession } from './agent-session.js';
-import { type AgentHello, agentHello, TUNNEL_ALPN, TunnelPath } from './protocol.js';
+import { type AgentHello, agentHello, TUNNEL_ALPN, TUNNEL_WINDOW_BYTES, TunnelPath } from './protocol.js';
 import { answerJson, requestAgent } from './request.js';
 
 /** Why an agent may not open a session; its message is sent to the agent. */
@@ -82,7 +82,11 @@ export class TunnelEndpoint extends EventEmitter<{
     if (socket.alpnProtocol !== TUNNEL_ALPN)
       throw new Error(`not a tunnel client (ALPN ${socket.alpnProtocol})`);
     const ip = normalizeIp(socket.remoteAddress);
-    const h2 = http2.connect('http://agent', { createConnection: () => socket });
+    const h2 = http2.connect('http://agent', {
+      createConnection: () => socket,
+      settings: { initialWindowSize: TUNNEL_WINDOW_BYTES },
+    });
+    h2.once('connect', () => h2.setLocalWindowSize(TUNNEL_WINDOW_BYTES));
     h2.on('error', () => {}); // reported through the session's `closed`, or the failed hello below
     const hello = agentHello.parse(
       await requestJson(h2, TunnelPath.hello, undefined, this.options.helloTimeoutMs ?? 10_000),
