@@ -356,6 +356,7 @@ export class Edge {
   #onTcpConnection(port: number, socket: net.Socket): void {
     const route = this.#tcpRoutes.get(port);
     const ip = normalizeIp(socket.remoteAddress ?? '');
+    this.#log.debug({ port, ip, edgeId: route?.edgeId }, 'TCP connection accepted');
     socket.on('error', () => {}); // a client reset ends its own connection only
     if (!route) {
       socket.destroy();
@@ -388,6 +389,7 @@ export class Edge {
     this.pool.connect(labels, source).then(
       (stream) => {
         this.metrics.connections.inc({ edge_id: edgeId, outcome: 'carried' });
+        this.#log.debug({ edgeId, ip: source.ip }, 'carrying a connection');
         // Counted once at the end: a counter per chunk would cost more than the copy.
         socket.once('close', () => {
           this.metrics.bytes.inc({ edge_id: edgeId, direction: 'in' }, socket.bytesRead);

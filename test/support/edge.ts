@@ -19,28 +19,29 @@ export interface TestEdge {
 /** A real `Edge` on loopback, fed by the test server's edge feed, with a generated tunnel certificate. */
 export async function startTestEdge(
   t: TestServer,
-  options: Partial<
-    Pick<EdgeOptions, 'region' | 'tcpHost' | 'tcpPortRange' | 'edgeId' | 'drainTimeoutMs'>
-  > = {},
+  options: Partial<Pick<EdgeOptions, 'region' | 'tcpHost' | 'tcpPortRange' | 'edgeId' | 'drainTimeoutMs'>> & {
+    tunnelHost?: string;
+  } = {},
 ): Promise<TestEdge> {
+  const { tunnelHost = '127.0.0.1', ...edgeOptions } = options;
   const dataDir = mkdtempSync(join(tmpdir(), 'edgeward-edge-'));
   const tls = await loadTunnelCertificate({ dataDir, names: ['localhost', '127.0.0.1'] });
   const edge = new Edge({
     apiUrl: t.baseUrl,
     edgeKey: t.server.edgeKey,
     region: 'us',
-    tunnel: { host: '127.0.0.1', port: 0, tls },
+    tunnel: { host: tunnelHost, port: 0, tls },
     tcpHost: '127.0.0.1',
     tcpPortRange: { min: 1024, max: 65535 },
     logger: pino({ level: process.env.EDGEWARD_TEST_LOG ?? 'silent' }),
     drainTimeoutMs: 1000,
-    ...options,
+    ...edgeOptions,
   });
   await edge.start();
   return {
     edge,
     tunnelCa: tls.cert,
-    tunnelAddr: `127.0.0.1:${edge.tunnelPort}`,
+    tunnelAddr: `${tunnelHost}:${edge.tunnelPort}`,
     async stop() {
       await edge.stop();
       rmSync(dataDir, { recursive: true, force: true });
