@@ -23,6 +23,7 @@ export async function startEdgeFromFlags(
   const tunnelAddr = parseListenAddr(flag('tunnel-addr') ?? '', `--${prefix}tunnel-addr`);
   if (!tunnelAddr) throw new Error(`--${prefix}tunnel-addr: the tunnel endpoint cannot be off`);
   const sshAddr = parseListenAddr(flag('ssh-addr') ?? 'off', `--${prefix}ssh-addr`);
+  const tlsAddr = parseListenAddr(flag('tls-addr') ?? 'off', `--${prefix}tls-addr`);
   const metricsAddr = parseListenAddr(flag('metrics-addr') ?? 'off', `--${prefix}metrics-addr`);
   const names = (values[`${prefix}tunnel-name`] as string[] | undefined) ?? [
     'localhost',
@@ -46,6 +47,7 @@ export async function startEdgeFromFlags(
     edgeKey: context.edgeKey,
     region: flag('region') ?? 'us',
     tunnel: { ...tunnelAddr, tls: tunnelTls },
+    tls: tlsAddr,
     ssh: sshAddr && { ...sshAddr, hostKeys: [loadSshHostKey({ dataDir: context.dataDir })] },
     tcpHost: flag('tcp-host') ?? '0.0.0.0',
     tcpPortRange: parsePortRange(text(values, 'tcp-port-range') ?? '10000-65535', '--tcp-port-range'),
@@ -58,6 +60,7 @@ export async function startEdgeFromFlags(
   context.logger.info(
     {
       tunnelPort: edge.tunnelPort,
+      tlsPort: edge.tlsPort || undefined,
       sshPort: edge.sshPort || undefined,
       metricsPort: metrics?.port,
       edgeProcessId: edge.id,

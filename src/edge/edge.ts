@@ -8,11 +8,13 @@ import { hashToken } from '../server/crypto/tokens.js';
 import { ControlPlaneClient } from './control-plane/control-plane-client.js';
 import { EdgeMetrics } from './edge-metrics.js';
 import { TcpListeners } from './listeners/tcp-listeners.js';
+import { type TlsEdgeEvent, TlsEdgeListener } from './listeners/tls-listener.js';
 import { refusedBinds } from './routing/acl.js';
 import { ALLOW_ALL, compileIpRestriction, type IpRestriction, normalizeIp } from './routing/ip-policy.js';
 import { NoOnlineSession, SessionPool } from './routing/session-pool.js';
 import type { TunnelSession } from './routing/tunnel-session.js';
 import { SshEndpoint } from './ssh/ssh-endpoint.js';
+import { TlsRoutes } from './tls-routes.js';
 import { SessionRefused, TunnelEndpoint } from './tunnel/tunnel-endpoint.js';
 
 export interface EdgeOptions {
@@ -26,6 +28,8 @@ export interface EdgeOptions {
   region: string;
   /** Where agents connect, with the certificate they verify. */
   tunnel: { host: string; port: number; tls: { cert: string; key: string } };
+  /** The public TLS listener of TLS edges (routed by SNI); none disables it. */
+  tls?: { host: string; port: number } | undefined;
   /** Where OpenSSH clients open tunnels, with the edge's host keys; none disables SSH. */
   ssh?: { host: string; port: number; hostKeys: string[] } | undefined;
   /** The interface TCP edges' ports are opened on. */
@@ -59,6 +63,8 @@ export class Edge {
   readonly #tunnel: TunnelEndpoint;
   readonly #tcp: TcpListeners;
   readonly #ssh: SshEndpoint | undefined;
+  readonly #tlsRoutes: TlsRoutes;
+  readonly #tls: TlsEdgeListener | undefined;
   readonly #carried = new Set<net.Socket>();
   readonly #log: Logger;
   #config: EdgeConfig | undefined;
@@ -101,6 +107,14 @@ export class Edge {
         },
       });
     }
+    this.#tlsRoutes = new TlsRoutes(this.pool, this.#log);
+    if (options.tls) {
+      this.#tls = new TlsEdgeListener({
+        resolve: (serverName, ip) => this.#tlsRoutes.resolve(serverName, ip),
+        onEvent: (event) => this.#onTlsEvent(event),
+        onError: (error) => this.#log.error({ err: error }, 'TLS edge listener error'),
+      });
+    }
     this.#tcp = new TcpListeners(options.tcpHost, (port, socket) => this.#onTcpConnection(port, socket), {
       listening: (port) => this.#log.info({ port }, 'TCP edge port open'),
       failed: (port, error) => this.#log.error({ port, err: error }, 'TCP edge port could not be opened'),
@@ -117,6 +131,8 @@ export class Edge {
   tunnelPort = 0;
   /** The SSH endpoint's port, once started (0 when SSH is off). */
   sshPort = 0;
+  /** The TLS listener's port, once started (0 when off). */
+  tlsPort = 0;
 
   /** Connects to the control plane, waits for the first configuration, then opens the listeners. */
   async start(): Promise<void> {
@@ -140,6 +156,10 @@ export class Edge {
     this.#tunnel.on('refused', (ip, reason) => this.#log.warn({ ip, reason }, 'agent connection refused'));
     this.tunnelPort = (await this.#tunnel.listen(this.options.tunnel.port, this.options.tunnel.host)).port;
     this.#log.info({ port: this.tunnelPort }, 'tunnel endpoint listening');
+    if (this.#tls && this.options.tls) {
+      this.tlsPort = (await this.#tls.listen(this.options.tls.port, this.options.tls.host)).port;
+      this.#log.info({ port: this.tlsPort }, 'TLS edge listener open');
+    }
     if (this.#ssh && this.options.ssh) {
       this.#ssh.on('session', (session) => this.#onSession(session));
       this.#ssh.on('refused', (ip, reason) => this.#log.warn({ ip, reason }, 'SSH connection refused'));
@@ -152,6 +172,7 @@ export class Edge {
   async stop(): Promise<void> {
     // Stop accepting first; `closed` settles once the last carried connection is gone.
     const listenersClosed = this.#tcp.close();
+    const tlsClosed = this.#tls?.close(this.options.drainTimeoutMs ?? 10_000);
     const drained = this.#drain();
     const deadline = new Promise<void>((resolve) =>
       setTimeout(resolve, this.options.drainTimeoutMs ?? 10_000).unref(),
@@ -159,6 +180,7 @@ export class Edge {
     await Promise.race([drained, deadline]);
     for (const socket of this.#carried) socket.destroy();
     await listenersClosed;
+    await tlsClosed;
     await this.#tunnel.close();
     await this.#ssh?.close();
     await this.#controlPlane.stop();
@@ -296,6 +318,7 @@ export class Edge {
     this.metrics.configApplied.inc();
     this.#closeSessionsNoLongerAllowed(config);
     this.#tcpRoutes = this.#compileTcpRoutes(config);
+    this.#tlsRoutes.apply(config);
     this.#tcp.apply(new Set(this.#tcpRoutes.keys()));
     this.#log.info(
       { revision: config.revision, tcpPorts: [...this.#tcpRoutes.keys()] },
@@ -351,6 +374,22 @@ export class Edge {
   #backendLabels(config: EdgeConfig, backend: EdgeConfig['tcp_edges'][number]['backend']) {
     if (!backend?.enabled) return undefined;
     return config.backends.find((candidate) => candidate.id === backend.backend_id)?.labels;
+  }
+
+  #onTlsEvent(event: TlsEdgeEvent): void {
+    const edgeId = event.edgeId ?? 'none';
+    if (event.type === 'closed') {
+      if (event.edgeId) {
+        this.metrics.bytes.inc({ edge_id: edgeId, direction: 'in' }, event.bytesIn ?? 0);
+        this.metrics.bytes.inc({ edge_id: edgeId, direction: 'out' }, event.bytesOut ?? 0);
+      }
+      return;
+    }
+    const outcome = event.type === 'accepted' ? 'carried' : event.type;
+    this.metrics.connections.inc({ edge_id: edgeId, outcome });
+    const fields = { edgeId: event.edgeId, ip: event.ip, serverName: event.serverName, reason: event.reason };
+    if (event.type === 'accepted') this.#log.debug(fields, 'carrying a TLS connection');
+    else this.#log.info(fields, `TLS connection not carried: ${event.type}`);
   }
 
   #onTcpConnection(port: number, socket: net.Socket): void {

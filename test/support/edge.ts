@@ -21,9 +21,11 @@ export async function startTestEdge(
   t: TestServer,
   options: Partial<Pick<EdgeOptions, 'region' | 'tcpHost' | 'tcpPortRange' | 'edgeId' | 'drainTimeoutMs'>> & {
     tunnelHost?: string;
+    /** Open the public TLS listener of TLS edges on 127.0.0.1 (a free port). */
+    tls?: boolean;
   } = {},
 ): Promise<TestEdge> {
-  const { tunnelHost = '127.0.0.1', ...edgeOptions } = options;
+  const { tunnelHost = '127.0.0.1', tls: withTls = false, ...edgeOptions } = options;
   const dataDir = mkdtempSync(join(tmpdir(), 'edgeward-edge-'));
   const tls = await loadTunnelCertificate({ dataDir, names: ['localhost', '127.0.0.1'] });
   const edge = new Edge({
@@ -31,6 +33,7 @@ export async function startTestEdge(
     edgeKey: t.server.edgeKey,
     region: 'us',
     tunnel: { host: tunnelHost, port: 0, tls },
+    ...(withTls ? { tls: { host: '127.0.0.1', port: 0 } } : {}),
     tcpHost: '127.0.0.1',
     tcpPortRange: { min: 1024, max: 65535 },
     logger: pino({ level: process.env.EDGEWARD_TEST_LOG ?? 'silent' }),
