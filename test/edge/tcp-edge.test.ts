@@ -131,6 +131,43 @@ describe('TCP edges carry connections through tunnels', () => {
       transport: 'svc/2',
     });
     expect(String(session?.started_at)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    // The backend's tunnel group shows the session.
+    const backend = await t.api('GET', `/backends/tunnel_group/${setup.backend.id}`);
+    expect(backend.body.tunnels).toEqual([
+      { id: sessionId, uri: `${t.baseUrl}/tunnel_sessions/${sessionId}` },
+    ]);
+  });
+
+  it('delivers agent commands from the API: restart gives a new session, update says why not', async () => {
+    const setup = await tcpEdgeFor({ app: 'commands' });
+    const agent = startTestAgent(edge, {
+      authtoken: setup.token,
+      labels: { app: 'commands' },
+      forward: `http://127.0.0.1:${servicePort}`,
+    });
+    agents.push(agent);
+    const first = await sessionOnline(agent);
+    await eventually(
+      () => t.api('GET', `/tunnel_sessions/${first}`),
+      (response) => response.status === 200,
+    );
+    const update = await t.api('POST', `/tunnel_sessions/${first}/update`, {});
+    expect(update.status).toBe(400);
+    expect(update.body).toMatchObject({
+      error_code: 'ERR_EDGEWARD_900',
+      msg: 'id: update: no update available',
+    });
+
+    const next = sessionOnline(agent);
+    const restart = await t.api('POST', `/tunnel_sessions/${first}/restart`, {});
+    expect(restart.status, restart.text).toBe(204);
+    const second = await next;
+    expect(second).not.toBe(first);
+    const listed = await eventually(
+      () => t.api<{ tunnel_sessions: Array<{ id: string }> }>('GET', '/tunnel_sessions'),
+      (response) => response.body.tunnel_sessions.some((session) => session.id === second),
+    );
+    expect(listed.body.tunnel_sessions.map((session) => session.id)).not.toContain(first);
   });
 
   it('delivers every byte of a download whose service closes first, while the client keeps its side open', async () => {

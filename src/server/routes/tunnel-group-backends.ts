@@ -29,19 +29,42 @@ const TUNNEL_GROUP_BACKENDS = defineCollection({
   item: tunnelGroupBackend,
   list: tunnelGroupBackendList,
   toWire: tunnelGroupBackendToWire,
+  toWireMany: tunnelGroupBackendsToWire,
 });
 
-export function tunnelGroupBackendToWire(
+export async function tunnelGroupBackendToWire(
   row: Row<'tunnel_group_backends'>,
   ctx: RequestContext,
-): TunnelGroupBackend {
-  return {
-    ...describedToWire(row, ctx, TUNNEL_GROUP_BACKENDS.path),
-    labels: JSON.parse(row.labels) as Record<string, string>,
-    // Tunnel sessions do not carry labels yet (agents cannot connect to this server), so no
-    // session can match: always empty until live tunnels exist.
-    tunnels: [],
-  };
+): Promise<TunnelGroupBackend> {
+  const [item] = await tunnelGroupBackendsToWire([row], ctx);
+  return item as TunnelGroupBackend;
+}
+
+/** A page of backends with one read of the online sessions for all of them. */
+async function tunnelGroupBackendsToWire(
+  rows: Row<'tunnel_group_backends'>[],
+  ctx: RequestContext,
+): Promise<TunnelGroupBackend[]> {
+  const sessions = await ctx.db
+    .selectFrom('tunnel_sessions')
+    .select(['id', 'labels'])
+    .orderBy('id')
+    .execute();
+  const sessionLabels = sessions.map((session) => ({
+    id: session.id,
+    labels: JSON.parse(session.labels) as Record<string, string>,
+  }));
+  return rows.map((row) => {
+    const labels = JSON.parse(row.labels) as Record<string, string>;
+    return {
+      ...describedToWire(row, ctx, TUNNEL_GROUP_BACKENDS.path),
+      labels,
+      // The tunnel group: online sessions that bind every label of the backend.
+      tunnels: sessionLabels
+        .filter((session) => Object.entries(labels).every(([key, value]) => session.labels[key] === value))
+        .map((session) => ({ id: session.id, uri: ctx.url(`/tunnel_sessions/${session.id}`) })),
+    };
+  });
 }
 
 /** The first edge or route whose modules reference the backend, as `<kind> <id>`. */
