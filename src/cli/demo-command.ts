@@ -1,12 +1,21 @@
+import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { request } from 'undici';
+import { Agent } from '../agent/agent.js';
+import { parseForwardTarget } from '../agent/forward-target.js';
 import { EdgewardClient } from '../client/index.js';
 import { newSecretToken } from '../server/crypto/tokens.js';
 import { startServer } from '../server/start.js';
 import { API_KEY_PREFIX } from '../server/store/bootstrap.js';
+import { startEdgeFromFlags } from './edge-runtime.js';
 
 const KEY_FILE = 'demo-admin-api-key';
+const DEMO_LABELS = { app: 'demo', env: 'local' };
 
 /** The demo keeps its admin key beside its data so a second run can still call the server. */
 function demoAdminKey(dataDir: string): string {
@@ -17,9 +26,26 @@ function demoAdminKey(dataDir: string): string {
   return key;
 }
 
+/** GET through the edge until it answers (the edge opens the port within a moment of the API write). */
+async function getThroughEdge(url: string, timeoutMs = 10_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const response = await request(url, { headersTimeout: 3000, bodyTimeout: 3000 });
+      const text = await response.body.text();
+      if (response.statusCode === 200) return text;
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`no answer through the edge at ${url}`, { cause: error });
+    }
+    if (Date.now() > deadline) throw new Error(`no 200 through the edge at ${url}`);
+    await new Promise((done) => setTimeout(done, 100));
+  }
+}
+
 /**
- * `edgeward demo`: the quick start. Starts the server on embedded defaults (SQLite in
- * ./.edgeward-demo), makes a first few requests through the typed client, prints how to call it.
+ * `edgeward demo`: the quick start. Starts the server with an edge on embedded defaults (SQLite in
+ * ./.edgeward-demo, everything on 127.0.0.1), a small local service, and an agent for it; creates
+ * a TCP edge through the API and sends a request through the edge to the service.
  */
 export async function demoCommand(argv: string[]): Promise<number | undefined> {
   const { values } = parseArgs({
@@ -34,6 +60,7 @@ export async function demoCommand(argv: string[]): Promise<number | undefined> {
   const dataDir = resolve(values['data-dir']);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const adminKey = demoAdminKey(dataDir);
+  const say = (line = '') => process.stdout.write(`${line}\n`);
   const server = await startServer({
     dataDir,
     host: '127.0.0.1',
@@ -42,60 +69,115 @@ export async function demoCommand(argv: string[]): Promise<number | undefined> {
     logger: false,
   });
   const baseUrl = server.listenUrl;
+  const edge = await startEdgeFromFlags(
+    {
+      'edge-tunnel-addr': '127.0.0.1:0',
+      'edge-tls-addr': '127.0.0.1:0',
+      'edge-ssh-addr': '127.0.0.1:0',
+      'edge-tcp-host': '127.0.0.1',
+      'edge-metrics-addr': 'off',
+      'edge-tunnel-name': ['localhost', '127.0.0.1'],
+    },
+    'edge-',
+    {
+      apiUrl: baseUrl,
+      edgeKey: server.edgeKey,
+      dataDir: join(dataDir, 'edge'),
+      logger: pino({ level: 'silent' }),
+    },
+  );
+  const service = createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end(`hello from your local service (it saw ${req.method} ${req.url})\n`);
+  });
+  service.listen(0, '127.0.0.1');
+  await once(service, 'listening');
+  const servicePort = (service.address() as AddressInfo).port;
   const client = new EdgewardClient({ baseUrl, apiKey: adminKey });
-  const say = (line = '') => process.stdout.write(`${line}\n`);
+  const tunnelCa = join(dataDir, 'edge', 'tunnel.crt');
+  let agent: Agent | undefined;
+  const stopAll = async () => {
+    agent?.stop();
+    service.close();
+    await edge.stop();
+    await server.app.close();
+  };
   try {
-    say(`edgeward server listening on ${baseUrl} (data: ${dataDir})`);
+    say(`edgeward server    ${baseUrl} (data: ${dataDir})`);
+    say(
+      `edgeward edge      tunnel 127.0.0.1:${edge.edge.tunnelPort}, TLS 127.0.0.1:${edge.edge.tlsPort}, SSH 127.0.0.1:${edge.edge.sshPort}`,
+    );
+    say(`local service      http://127.0.0.1:${servicePort}`);
     say();
-    const policy = await client.ipPolicies.create({ description: 'demo: office network' });
-    const rule = await client.ipPolicyRules.create({
-      ip_policy_id: policy.id,
-      cidr: '203.0.113.0/24',
-      action: 'allow',
-    });
-    say(`created IP policy       ${policy.id} with rule ${rule.id} (allow ${rule.cidr})`);
-    const bot = await client.botUsers.create({ name: 'demo-ci' });
-    say(`created bot user        ${bot.id} (${bot.name})`);
     const credential = await client.credentials.create({
       description: 'demo agent',
-      acl: ['bind:*.demo.example.com'],
-      owner_id: bot.id,
+      acl: Object.entries(DEMO_LABELS).map(([key, value]) => `bind:${key}=${value}`),
     });
     say(
-      `created tunnel credential ${credential.id}, owned by ${credential.owner_id}, acl ${credential.acl.join(' ')}`,
+      `tunnel credential  ${credential.id} (acl ${credential.acl.join(' ')}); its token is printed below, the only time it is shown`,
     );
-    say(`  its authtoken (shown this once): ${credential.token}`);
-    const addr = await client.reservedAddrs.create({ description: 'demo TCP address', region: 'eu' });
-    say(`reserved TCP address    ${addr.addr} (${addr.id})`);
-    const again = await client.credentials.get(credential.id);
-    say(
-      `read back the credential: token is now ${JSON.stringify(again.token)} (it is stored only as a hash)`,
-    );
-    let total = 0;
-    for await (const _ of client.credentials.iterate({ limit: 50 })) total++;
-    say(`credentials in this account: ${total}`);
+    const backend = await client.tunnelGroupBackends.create({
+      description: 'demo group',
+      labels: DEMO_LABELS,
+    });
+    say(`tunnel group       ${backend.id} (labels ${JSON.stringify(backend.labels)})`);
+    const addr = await client.reservedAddrs.create({ description: 'demo TCP address', region: 'us' });
+    const tcpEdge = await client.tcpEdges.create({
+      description: 'demo TCP edge',
+      hostports: [addr.addr],
+      backend: { backend_id: backend.id },
+    });
+    const port = Number(addr.addr.slice(addr.addr.lastIndexOf(':') + 1));
+    say(`TCP edge           ${tcpEdge.id} on ${addr.addr} (served locally on 127.0.0.1:${port})`);
+
+    // The same agent `edgeward agent` runs, in this process for the demo.
+    agent = new Agent({
+      edgeAddr: `127.0.0.1:${edge.edge.tunnelPort}`,
+      authtoken: credential.token ?? '',
+      labels: DEMO_LABELS,
+      forward: parseForwardTarget(`http://127.0.0.1:${servicePort}`),
+      agentVersion: 'demo',
+      ca: readFileSync(tunnelCa),
+      serverName: 'localhost',
+    });
+    const online = once(agent, 'session') as Promise<[string]>;
+    agent.start();
+    const [sessionId] = await online;
+    const session = await client.tunnelSessions.get(sessionId);
+    say(`agent online       session ${session.id} (${session.transport} from ${session.ip})`);
     say();
-    say('Call it yourself:');
+    const url = `http://127.0.0.1:${port}/through/the/edge`;
+    say(`GET ${url}`);
+    say(`  → ${(await getThroughEdge(url)).trim()}`);
+    say();
+    say('Try it yourself:');
+    say(`  curl ${url}`);
     say(`  export EDGEWARD_API_KEY=${adminKey}`);
-    say(`  curl -s ${baseUrl}/ip_policies -H "Authorization: Bearer $EDGEWARD_API_KEY" -H "Svc-Version: 2"`);
     say(
-      `  curl -s -X POST ${baseUrl}/credentials -H "Authorization: Bearer $EDGEWARD_API_KEY" -H "Svc-Version: 2" \\`,
+      `  curl -s ${baseUrl}/tunnel_sessions -H "Authorization: Bearer $EDGEWARD_API_KEY" -H "Svc-Version: 2"`,
+    );
+    say('  # a second agent of the same group (connections are spread over both):');
+    say(
+      `  EDGEWARD_AUTHTOKEN=${credential.token} npx edgeward agent --edge-addr 127.0.0.1:${edge.edge.tunnelPort} \\`,
     );
     say(
-      `       -H "Content-Type: application/json" -d '{"description":"my agent","acl":["bind:*.example.com"]}'`,
+      `      --edge-ca ${tunnelCa} --server-name localhost --label app=demo --label env=local --forward http://127.0.0.1:${servicePort}`,
     );
-    say(`  OpenAPI document: ${baseUrl}/openapi.json`);
+    say(`  OpenAPI document: ${baseUrl}/openapi.json, browsable at ${baseUrl}/docs`);
+  } catch (error) {
+    await stopAll();
+    throw error;
   } finally {
     await client.close();
   }
   if (values.exit) {
-    await server.app.close();
+    await stopAll();
     return 0;
   }
   say();
-  say('The server keeps running; press Ctrl-C to stop it. Data stays in the data directory.');
+  say('Everything keeps running; press Ctrl-C to stop. Data stays in the data directory.');
   const stop = () => {
-    server.app.close().then(
+    stopAll().then(
       () => process.exit(0),
       () => process.exit(1),
     );

@@ -41,6 +41,9 @@ export interface EdgeOptions {
   drainTimeoutMs?: number;
 }
 
+/** How long a new session's agent waits for the control plane to hear of it before being told its id. */
+const REPORT_WAIT_MS = 2000;
+
 /** How long an unknown token waits for a configuration that may bring its credential. */
 const UNKNOWN_TOKEN_GRACE_MS = 1500;
 
@@ -90,6 +93,7 @@ export class Edge {
       tls: options.tunnel.tls,
       authenticate: async (hello, ip) =>
         this.#admit({ credential: await this.#credentialOfToken(hello.authtoken), labels: hello.labels, ip }),
+      register: (session) => this.#onSession(session),
     });
     if (options.ssh) {
       this.#ssh = new SshEndpoint({
@@ -152,7 +156,6 @@ export class Edge {
     });
     this.#controlPlane.start();
     await this.#firstConfig;
-    this.#tunnel.on('session', (session) => this.#onSession(session));
     this.#tunnel.on('refused', (ip, reason) => this.#log.warn({ ip, reason }, 'agent connection refused'));
     this.tunnelPort = (await this.#tunnel.listen(this.options.tunnel.port, this.options.tunnel.host)).port;
     this.#log.info({ port: this.tunnelPort }, 'tunnel endpoint listening');
@@ -161,7 +164,9 @@ export class Edge {
       this.#log.info({ port: this.tlsPort }, 'TLS edge listener open');
     }
     if (this.#ssh && this.options.ssh) {
-      this.#ssh.on('session', (session) => this.#onSession(session));
+      this.#ssh.on('session', (session) => {
+        this.#onSession(session).catch(() => {}); // reported below; the session is online regardless
+      });
       this.#ssh.on('refused', (ip, reason) => this.#log.warn({ ip, reason }, 'SSH connection refused'));
       this.sshPort = (await this.#ssh.listen(this.options.ssh.port, this.options.ssh.host)).port;
       this.#log.info({ port: this.sshPort }, 'SSH endpoint listening');
@@ -245,7 +250,8 @@ export class Edge {
     return { id: newId('ts'), credentialId: request.credential.id };
   }
 
-  #onSession(session: TunnelSession): void {
+  /** Takes a new session into the pool and reports it; resolves once the control plane knows it. */
+  async #onSession(session: TunnelSession): Promise<void> {
     const { info } = session;
     this.pool.add(session);
     this.metrics.sessions.inc({ transport: info.transport });
@@ -259,21 +265,24 @@ export class Edge {
       },
       'tunnel session online',
     );
-    this.#report(session);
+    const reported = this.#report(session);
     session.once('closed', (reason) => {
       this.metrics.sessions.dec({ transport: info.transport });
       this.#log.info({ sessionId: info.id, reason }, 'tunnel session closed');
-      this.#controlPlane
-        .removeSession(info.id)
+      // After the report settles, so a late PUT never brings back a session already gone.
+      reported
+        .then(() => this.#controlPlane.removeSession(info.id))
         .catch((error: unknown) =>
           this.#log.warn({ err: error, sessionId: info.id }, 'reporting a closed session failed'),
         );
     });
+    await Promise.race([reported, new Promise((resolve) => setTimeout(resolve, REPORT_WAIT_MS))]);
   }
 
-  #report(session: TunnelSession): void {
+  /** Reports a session; never rejects, and gives up waiting after a while (the next feed reconnect reports again). */
+  #report(session: TunnelSession): Promise<void> {
     const { info } = session;
-    this.#controlPlane
+    const report = this.#controlPlane
       .reportSession(info.id, {
         agent_version: info.agentVersion,
         credential_id: info.credentialId,
@@ -289,6 +298,7 @@ export class Edge {
         // The feed's next `connected` reports every session again.
         this.#log.warn({ err: error, sessionId: info.id }, 'reporting a session failed'),
       );
+    return report;
   }
 
   #runCommand(command: EdgeCommand): void {

@@ -19,6 +19,11 @@ export interface TunnelEndpointOptions {
   authenticate(hello: AgentHello, ip: string): Promise<SessionGrant>;
   /** How long an agent may take to say hello (ms). */
   helloTimeoutMs?: number;
+  /**
+   * Runs before the agent is told its session id, so that by the time an agent reports "online"
+   * the session is known where it must be (the control plane's list).
+   */
+  register?(session: AgentSession): Promise<void>;
 }
 
 /** What `authenticate` grants: the new session's id and the credential the token names. */
@@ -116,6 +121,7 @@ export class TunnelEndpoint extends EventEmitter<{
     );
     this.#sessions.set(session.id, session);
     session.once('closed', () => this.#sessions.delete(session.id));
+    await this.options.register?.(session);
     await sendVerdict(h2, { session_id: session.id });
     this.emit('session', session);
   }
