@@ -37,6 +37,7 @@ export function edgeFlagOptions(
     [`${prefix}tunnel-key`]: { type: 'string' },
     [`${prefix}tunnel-name`]: { type: 'string', multiple: true },
     'tcp-port-range': { type: 'string', default: '10000-65535' },
+    'drain-timeout': { type: 'string', default: '10' },
   };
 }
 
@@ -57,6 +58,7 @@ export const EDGE_FLAGS_HELP = (
   --${prefix}tcp-host H      interface of TCP edges' ports (default ${defaults.tcpHost})
   --tcp-port-range A-B  ports of reserved addresses this edge serves (default 10000-65535)
   --${prefix}region R        region whose reserved addresses this edge serves (default us)
+  --drain-timeout S     on SIGTERM, how long open connections may finish before they are cut (default 10)
   --${prefix}metrics-addr A  /metrics, /healthz, /readyz (default ${defaults.metricsAddr}; off disables)
   --${prefix}tunnel-cert F, --${prefix}tunnel-key F
                         the tunnel endpoint's certificate; default: generated once in the data dir

@@ -13,6 +13,14 @@ const text = (values: FlagValues, name: string): string | undefined => {
   return typeof value === 'string' ? value : undefined;
 };
 
+function parseSeconds(value: string, flag: string): number {
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds < 0 || seconds > 3600) {
+    throw new Error(`${flag}: '${value}' is not a number of seconds (0..3600)`);
+  }
+  return seconds;
+}
+
 /** Starts an edge from the flags of `edgeFlagOptions(prefix, …)`; resolves once it serves. */
 export async function startEdgeFromFlags(
   values: FlagValues,
@@ -52,6 +60,7 @@ export async function startEdgeFromFlags(
     tcpHost: flag('tcp-host') ?? '0.0.0.0',
     tcpPortRange: parsePortRange(text(values, 'tcp-port-range') ?? '10000-65535', '--tcp-port-range'),
     logger: context.logger,
+    drainTimeoutMs: parseSeconds(text(values, 'drain-timeout') ?? '10', '--drain-timeout') * 1000,
   });
   await edge.start();
   const metrics = metricsAddr
