@@ -48,7 +48,7 @@ const RULES: { folder: string; mayImport: string[] }[] = [
   // transport and shares its retry policy); CRDs know no controller.
   { folder: 'operator/runtime', mayImport: ['operator/runtime', 'client'] },
   { folder: 'operator/crds', mayImport: ['operator/crds', 'schemas'] },
-  { folder: 'operator', mayImport: ['operator', 'client', 'schemas'] },
+  { folder: 'operator', mayImport: ['operator', 'agent', 'client', 'schemas'] },
   {
     folder: 'cli',
     mayImport: ['cli', 'server', 'edge', 'agent', 'operator', 'client', 'dev-cluster', 'schemas'],

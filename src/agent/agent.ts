@@ -105,11 +105,20 @@ export class Agent extends EventEmitter<AgentEvents> {
   #done = deferred<AgentEnd>();
   #ended = false;
 
+  /** Where the next carried connection goes; `setForward` moves it without a new session. */
+  #forward: ForwardTarget;
+
   constructor(private readonly options: AgentOptions) {
     super();
     parseEdgeAddr(options.edgeAddr); // fails here, not on the first dial
     this.#platform = options.platform ?? process.platform;
+    this.#forward = options.forward;
     this.updater = new Updater({ currentVersion: options.agentVersion, ...options.update });
+  }
+
+  /** Sends the connections carried from now on to `target`; the session stays as it is. */
+  setForward(target: ForwardTarget): void {
+    this.#forward = target;
   }
 
   /** The id of the session open now, if any. */
@@ -311,7 +320,7 @@ export class Agent extends EventEmitter<AgentEvents> {
   }
 
   #carry(stream: ServerHttp2Stream, source: CarriedSource | undefined): void {
-    dialTarget(this.options.forward).then(
+    dialTarget(this.#forward).then(
       (target) => {
         stream.respond({ ':status': 200 });
         this.emit('connection', source, 'carried');

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
+import { parseEdgeAddr } from '../agent/options.js';
 import { createOperator } from '../operator/operator.js';
 import { RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../operator/runtime/flags.js';
 
@@ -9,6 +10,12 @@ const HELP = `usage: edgeward operator --api-url URL [flags]
   --api-url URL                   the edgeward management API (required)
   --api-key-file FILE             file holding the API key (default: EDGEWARD_API_KEY)
   --kubeconfig FILE               kubeconfig (default: KUBECONFIG, ~/.kube/config or in-cluster)
+  --edge-addr HOST:PORT           the edge's tunnel endpoint Tunnel agents dial (a Tunnel's
+                                  spec.edgeAddr overrides it); without either a Tunnel waits
+  --edge-ca FILE                  PEM of the CA to trust for the edge's certificate (default: the
+                                  system's CAs)
+  --edge-server-name NAME         the name the edge's certificate must carry (default: the host
+                                  of the edge address)
 ${RUNTIME_FLAGS_HELP}
 environment:
   EDGEWARD_API_KEY  the API key, when --api-key-file is not given
@@ -23,6 +30,9 @@ export async function operatorCommand(argv: string[]): Promise<number> {
       'api-url': { type: 'string' },
       'api-key-file': { type: 'string' },
       kubeconfig: { type: 'string' },
+      'edge-addr': { type: 'string' },
+      'edge-ca': { type: 'string' },
+      'edge-server-name': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       ...RUNTIME_FLAGS,
     },
@@ -38,10 +48,17 @@ export async function operatorCommand(argv: string[]): Promise<number> {
     ? (await readFile(values['api-key-file'], 'utf8')).trim()
     : process.env.EDGEWARD_API_KEY;
   if (!apiKey) throw new Error('--api-key-file: required when EDGEWARD_API_KEY is not set');
+  const edgeAddr = values['edge-addr'];
+  if (edgeAddr !== undefined) parseEdgeAddr(edgeAddr); // throws naming --edge-addr
+  const edge = {
+    addr: edgeAddr,
+    ca: values['edge-ca'] === undefined ? undefined : await readFile(values['edge-ca'], 'utf8'),
+    serverName: values['edge-server-name'],
+  };
   const kubeConfig = new KubeConfig();
   if (values.kubeconfig) kubeConfig.loadFromFile(values.kubeconfig);
   else kubeConfig.loadFromDefault();
-  const { manager, api } = createOperator({ kubeConfig, apiUrl, apiKey, flags: values });
+  const { manager, api } = createOperator({ kubeConfig, apiUrl, apiKey, flags: values, edge });
   manager.installSignalHandlers();
   await manager.start();
   const reason = await manager.done;

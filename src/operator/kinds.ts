@@ -15,6 +15,8 @@ import { registerSshUserCertificate } from './controllers/ssh-user-certificate/r
 import { registerTcpEdge } from './controllers/tcp-edge/register.js';
 import { registerTlsCertificate } from './controllers/tls-certificate/register.js';
 import { registerTlsEdge } from './controllers/tls-edge/register.js';
+import { registerTunnel } from './controllers/tunnel/register.js';
+import type { TunnelEdgeSettings } from './controllers/tunnel/settings.js';
 import { registerTunnelCredential } from './controllers/tunnel-credential/register.js';
 import type { KindDefinition } from './crds/kind.js';
 import {
@@ -35,20 +37,30 @@ import {
   tlsCertificateKind,
   tlsEdgeKind,
   tunnelCredentialKind,
+  tunnelKind,
 } from './crds/kinds/index.js';
+import type { PolicyRule } from './rbac.js';
 import type { Manager } from './runtime/manager.js';
+
+/** What `edgeward operator` passes its controllers beyond the manager and the API client. */
+export interface OperatorSettings {
+  /** Where Tunnel agents dial (`--edge-addr`, `--edge-ca`, `--edge-server-name`). */
+  edge?: TunnelEdgeSettings;
+}
 
 /** One kind of the operator: its CRD, its controller, and what its controller needs from RBAC. */
 export interface OperatorKind {
   /** The CRD's schema, names and printer columns (`crds/kinds/<kind>.ts`). */
   definition: KindDefinition;
   /** Registers the kind's controller (`controllers/<kind>/register.ts`) with the manager. */
-  register(manager: Manager, api: EdgewardClient): unknown;
+  register(manager: Manager, api: EdgewardClient, settings: OperatorSettings): unknown;
   /**
    * Writes Secrets it owns (a token, a certificate): the owner reference's blockOwnerDeletion needs
    * `update` on the kind's `finalizers` subresource where OwnerReferencesPermissionEnforcement runs.
    */
   ownsSecrets?: boolean;
+  /** Other resources its controller reads (RBAC rules of their own, with why). */
+  reads?: readonly PolicyRule[];
 }
 
 /**
@@ -63,6 +75,24 @@ export const OPERATOR_KINDS: readonly OperatorKind[] = [
   { definition: sshUserCertificateKind, register: registerSshUserCertificate, ownsSecrets: true },
   { definition: sshCredentialKind, register: registerSshCredential },
   { definition: tunnelCredentialKind, register: registerTunnelCredential, ownsSecrets: true },
+  {
+    definition: tunnelKind,
+    register: registerTunnel,
+    reads: [
+      {
+        why: "Services (list/watch: an informer): a Tunnel's forward.service names one; its ports, and its clusterIP when it has no EndpointSlice. Read only.",
+        apiGroups: [''],
+        resources: ['services'],
+        verbs: ['list', 'watch'],
+      },
+      {
+        why: 'EndpointSlices (list/watch: an informer of those labelled kubernetes.io/service-name): a Tunnel carries connections to a ready endpoint of its Service; a changed endpoint is dialed by the next connection. Read only.',
+        apiGroups: ['discovery.k8s.io'],
+        resources: ['endpointslices'],
+        verbs: ['list', 'watch'],
+      },
+    ],
+  },
   { definition: tlsEdgeKind, register: registerTlsEdge },
   { definition: httpsEdgeKind, register: registerHttpsEdge },
   { definition: httpsEdgeRouteKind, register: registerHttpsEdgeRoute },

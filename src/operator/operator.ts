@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { EdgewardClient } from '../client/index.js';
-import { OPERATOR_KINDS } from './kinds.js';
+import { OPERATOR_KINDS, type OperatorSettings } from './kinds.js';
 import type { RuntimeFlagValues } from './runtime/flags.js';
 import { managerOptionsFromFlags } from './runtime/flags.js';
 import { createLogger, type Logger } from './runtime/logger.js';
@@ -14,6 +14,8 @@ export interface OperatorOptions {
   /** Parsed `RUNTIME_FLAGS` values. */
   flags: RuntimeFlagValues;
   log?: Logger;
+  /** Where Tunnel agents dial (`--edge-addr`, `--edge-ca`, `--edge-server-name`). */
+  edge?: OperatorSettings['edge'];
 }
 
 export interface Operator {
@@ -36,6 +38,7 @@ export function createOperator(options: OperatorOptions): Operator {
       userAgent: 'edgeward-operator',
     }),
   );
-  for (const kind of OPERATOR_KINDS) kind.register(manager, api);
+  const settings: OperatorSettings = { edge: options.edge };
+  for (const kind of OPERATOR_KINDS) kind.register(manager, api, settings);
   return { manager, api };
 }

@@ -32,6 +32,6 @@ describe('operator RBAC generated from the kinds registry', () => {
   it('lists each kind once', () => {
     const kinds = OPERATOR_KINDS.map((kind) => kind.definition.kind);
     expect(new Set(kinds).size).toBe(kinds.length);
-    expect(kinds).toHaveLength(17);
+    expect(kinds).toHaveLength(18);
   });
 });

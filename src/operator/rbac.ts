@@ -44,6 +44,7 @@ export function operatorRules(kinds: readonly OperatorKind[]): PolicyRule[] {
       resources: ['secrets'],
       verbs: ['get', 'list', 'watch', 'create', 'update'],
     },
+    ...kinds.flatMap((kind) => kind.reads ?? []),
     {
       why: 'core/v1 Events about the CRs (kubectl describe): created, then patched (count, lastTimestamp) when the same event repeats.',
       apiGroups: [''],

@@ -246,7 +246,7 @@ describe('Helm chart and kustomize config', () => {
     const copy = join(CHART, 'crds');
     const listing = (dir: string) => readdirSync(dir).sort();
     expect(listing(copy)).toEqual(listing(top));
-    expect(listing(top).filter((file) => file.endsWith('.edgeward.dev.yaml'))).toHaveLength(17);
+    expect(listing(top).filter((file) => file.endsWith('.edgeward.dev.yaml'))).toHaveLength(18);
     for (const file of listing(top)) {
       // A differing copy means `npx tsx src/cli.ts crds --write --dir charts/edgeward/crds` was not run.
       expect(readFileSync(join(copy, file), 'utf8'), `charts/edgeward/crds/${file}`).toBe(
@@ -307,7 +307,7 @@ describe('Helm chart and kustomize config', () => {
     const lines = await dryRun(rendered);
     expect(lines).toHaveLength(objects.length);
     for (const line of lines) expect(line).toMatch(/ (created|configured|unchanged) \(server dry run\)$/);
-    expect(find(objects, 'CustomResourceDefinition')).toHaveLength(17);
+    expect(find(objects, 'CustomResourceDefinition')).toHaveLength(18);
     const kinds = objects
       .filter((o) => o.kind !== 'CustomResourceDefinition')
       .map((o) => `${o.kind}/${o.metadata.name}`);
@@ -420,7 +420,7 @@ describe('Helm chart and kustomize config', () => {
   it('kustomize config/default: accepted by the apiserver, with the chart’s RBAC rules', async () => {
     const { stdout } = await kubectl(['kustomize', join(ROOT, 'config/default')]);
     const objects = documents(stdout);
-    expect(find(objects, 'CustomResourceDefinition')).toHaveLength(17);
+    expect(find(objects, 'CustomResourceDefinition')).toHaveLength(18);
     expect(find(objects, 'Namespace', 'edgeward-system')).toHaveLength(1);
     expect(find(objects, 'Deployment', 'edgeward-operator')[0]?.metadata.namespace).toBe('edgeward-system');
     // The namespace does not exist here and a dry run does not make it: validate the Namespace on

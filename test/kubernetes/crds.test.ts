@@ -526,6 +526,7 @@ const ALL_PLURALS = [
   'sshusercertificates',
   'sshcredentials',
   'tunnelcredentials',
+  'tunnels',
   'tlsedges',
   'httpsedges',
   'httpsedgeroutes',
@@ -558,7 +559,7 @@ afterAll(async () => {
 });
 
 describe('the edgeward CRDs on a real kube-apiserver', () => {
-  it('install all 17 kinds, with names, short names and the edgeward category', async () => {
+  it('install all 18 kinds, with names, short names and the edgeward category', async () => {
     const { stdout } = await kubectl(['api-resources', '--api-group=edgeward.dev', '-o', 'name']);
     expect(stdout.trim().split('\n').sort()).toEqual(
       ALL_PLURALS.map((plural) => `${plural}.edgeward.dev`).sort(),
@@ -576,7 +577,7 @@ describe('the edgeward CRDs on a real kube-apiserver', () => {
     });
     const { stdout } = await kubectl(['apply', '--dry-run=server', '-f', '-'], yaml);
     const lines = stdout.trim().split('\n');
-    expect(lines).toHaveLength(17);
+    expect(lines).toHaveLength(18);
     for (const line of lines)
       expect(line).toMatch(/^customresourcedefinition\.apiextensions\.k8s\.io\/\S+ \S+/);
   });

@@ -69,6 +69,7 @@ export class OperatorHarness {
   #output = '';
   #metricsPort = 0;
   #pokes = 0;
+  #operatorArgs: readonly string[] = [];
 
   constructor(name: string) {
     this.namespace = `edgeward-${name}-${this.suffix}`;
@@ -82,13 +83,18 @@ export class OperatorHarness {
 
   kubectl = (args: string[], input?: string) => tool(inject('kubectl'), inject('kubeconfig'), args, input);
 
-  /** CRDs, namespace, server, operator. Call from `beforeAll`. */
-  async start(): Promise<void> {
+  /**
+   * CRDs, namespace, server, operator. Call from `beforeAll`. `operatorArgs` runs once the server
+   * is up and returns more flags for the operator (and every restart of it): e.g. `--edge-addr` of
+   * an edge fed by that server.
+   */
+  async start(options: { operatorArgs?: (server: TestServer) => Promise<string[]> } = {}): Promise<void> {
     await this.kubectl(['apply', '-f', CRDS_DIR]);
     await this.kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', CRDS_DIR]);
     await this.kubectl(['create', 'namespace', this.namespace]);
     this.#server = await startTestServer();
     this.#metricsPort = await freePort();
+    this.#operatorArgs = (await options.operatorArgs?.(this.#server)) ?? [];
     this.startOperator();
   }
 
@@ -133,6 +139,7 @@ export class OperatorHarness {
         '0',
         '--api-qps',
         '20',
+        ...this.#operatorArgs,
       ],
       {
         env: {

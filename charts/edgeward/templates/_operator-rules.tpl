@@ -4,7 +4,7 @@ The operator's permissions in every namespace it watches: a ClusterRole when it 
 them, a Role per namespace otherwise (templates/rbac.yaml).
 */}}
 {{- define "edgeward.operator.rules" -}}
-# The 17 edgeward.dev kinds. list/watch: one informer per kind; get: a fresh read before retrying a
+# The 18 edgeward.dev kinds. list/watch: one informer per kind; get: a fresh read before retrying a
 # finalizer patch or a status write that hit a conflict; patch: JSON patch of metadata.finalizers
 # (add before the remote create, remove after the remote delete). No create/update/delete: the
 # operator never writes spec and never deletes a CR.
@@ -27,6 +27,7 @@ them, a Role per namespace otherwise (templates/rbac.yaml).
     - tlscertificates
     - tlsedges
     - tunnelcredentials
+    - tunnels
   verbs: ["get", "list", "watch", "patch"]
 # status: written with a PUT of the status subresource (conditions, id, observedGeneration).
 - apiGroups: ["edgeward.dev"]
@@ -48,6 +49,7 @@ them, a Role per namespace otherwise (templates/rbac.yaml).
     - tlscertificates/status
     - tlsedges/status
     - tunnelcredentials/status
+    - tunnels/status
   verbs: ["update"]
 # The kinds that own the Secrets the operator writes (a TunnelCredential's token, an SSH
 # certificate's certificate): those Secrets carry an ownerReference with blockOwnerDeletion, which
@@ -66,6 +68,17 @@ them, a Role per namespace otherwise (templates/rbac.yaml).
 - apiGroups: [""]
   resources: ["secrets"]
   verbs: ["get", "list", "watch", "create", "update"]
+# Services (list/watch: an informer): a Tunnel's forward.service names one; its ports, and its
+# clusterIP when it has no EndpointSlice. Read only.
+- apiGroups: [""]
+  resources: ["services"]
+  verbs: ["list", "watch"]
+# EndpointSlices (list/watch: an informer of those labelled kubernetes.io/service-name): a Tunnel
+# carries connections to a ready endpoint of its Service; a changed endpoint is dialed by the next
+# connection. Read only.
+- apiGroups: ["discovery.k8s.io"]
+  resources: ["endpointslices"]
+  verbs: ["list", "watch"]
 # core/v1 Events about the CRs (kubectl describe): created, then patched (count, lastTimestamp) when
 # the same event repeats.
 - apiGroups: [""]

@@ -18,6 +18,7 @@ import {
   tlsCertificateKind,
   tlsEdgeKind,
   tunnelCredentialKind,
+  tunnelKind,
 } from '../crds/kinds/index.js';
 import type { ResourceKind } from '../runtime/kinds.js';
 
@@ -43,3 +44,4 @@ export const TLS_CERTIFICATE = resourceKindOf(tlsCertificateKind);
 export const EVENT_DESTINATION = resourceKindOf(eventDestinationKind);
 export const EVENT_SUBSCRIPTION = resourceKindOf(eventSubscriptionKind);
 export const AGENT_INGRESS = resourceKindOf(agentIngressKind);
+export const TUNNEL = resourceKindOf(tunnelKind);

@@ -8,7 +8,7 @@ import type { JsonSchemaProps } from './to-openapi.js';
 
 const CRDS_DIR = join(import.meta.dirname, '../../../crds');
 
-/** The 17 kinds the operator serves (API group edgeward.dev, v1alpha1). */
+/** The 18 kinds the operator serves (API group edgeward.dev, v1alpha1). */
 const DESIGN_KINDS = [
   'AgentIngress',
   'SSHCertificateAuthority',
@@ -16,6 +16,7 @@ const DESIGN_KINDS = [
   'SSHUserCertificate',
   'SSHCredential',
   'TunnelCredential',
+  'Tunnel',
   'TLSEdge',
   'HTTPSEdge',
   'HTTPSEdgeRoute',
@@ -28,6 +29,9 @@ const DESIGN_KINDS = [
   'EventSubscription',
   'EventDestination',
 ];
+
+/** Kinds without a server resource of their own (nothing to delete or orphan): no deletionPolicy. */
+const UNMANAGED_KINDS = new Set(['Tunnel']);
 
 /** Every schema node, with its path, for checks that must hold everywhere. */
 function* nodes(schema: JsonSchemaProps, path = ''): Generator<[string, JsonSchemaProps]> {
@@ -50,7 +54,7 @@ describe('the generated CRDs', () => {
     }
   });
 
-  it('are the 17 kinds of the design, each once', () => {
+  it('are the 18 kinds of the design, each once', () => {
     expect(crds.map((crd) => crd.spec.names.kind).sort()).toEqual([...DESIGN_KINDS].sort());
     const shortNames = crds.flatMap((crd) => crd.spec.names.shortNames);
     expect(new Set(shortNames).size).toBe(shortNames.length);
@@ -86,10 +90,14 @@ describe('the generated CRDs', () => {
       const root = version!.schema.openAPIV3Schema;
       const spec = root.properties?.spec;
       const status = root.properties?.status;
-      expect(spec?.properties?.deletionPolicy).toMatchObject({
-        enum: ['Delete', 'Orphan'],
-        default: 'Delete',
-      });
+      if (UNMANAGED_KINDS.has(kind)) {
+        expect(spec?.properties?.deletionPolicy).toBeUndefined();
+      } else {
+        expect(spec?.properties?.deletionPolicy).toMatchObject({
+          enum: ['Delete', 'Orphan'],
+          default: 'Delete',
+        });
+      }
       expect(Object.keys(status?.properties ?? {})).toEqual(
         expect.arrayContaining(['id', 'uri', 'observedGeneration', 'conditions']),
       );

@@ -15,4 +15,5 @@ export * from './ssh-user-certificate.js';
 export * from './tcp-edge.js';
 export * from './tls-certificate.js';
 export * from './tls-edge.js';
+export * from './tunnel.js';
 export * from './tunnel-credential.js';

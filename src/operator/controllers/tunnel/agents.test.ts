@@ -1,0 +1,135 @@
+import { EventEmitter } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import type { AgentEnd, AgentOptions } from '../../../agent/agent.js';
+import { type DesiredAgent, type TunnelAgent, TunnelAgents } from './agents.js';
+
+/** The supervisor's decisions (start, keep, replace, retry, stop) over fake agents. */
+
+class FakeAgent extends EventEmitter {
+  started = 0;
+  stopped = 0;
+  #end: (end: AgentEnd) => void = () => {};
+  readonly done = new Promise<AgentEnd>((resolve) => {
+    this.#end = resolve;
+  });
+  constructor(readonly options: AgentOptions) {
+    super();
+  }
+  setForward(target: AgentOptions['forward']): void {
+    this.options.forward = target;
+  }
+
+  start(): void {
+    this.started++;
+  }
+  stop(): void {
+    this.stopped++;
+    this.#end({ reason: 'stopped' });
+  }
+  end(end: AgentEnd): void {
+    this.#end(end);
+  }
+}
+
+function setup(leading = { value: true }) {
+  const created: FakeAgent[] = [];
+  const changes: string[] = [];
+  let now = 1_000_000;
+  const agents = new TunnelAgents({
+    agentVersion: '9.9.9',
+    onChange: (key) => changes.push(key),
+    mayRun: () => leading.value,
+    retryEndedMs: 60_000,
+    now: () => now,
+    createAgent: (options) => {
+      const agent = new FakeAgent(options);
+      created.push(agent);
+      return agent as unknown as TunnelAgent;
+    },
+  });
+  return { agents, created, changes, leading, advance: (ms: number) => (now += ms) };
+}
+
+const desired = (changes: Partial<DesiredAgent> = {}): DesiredAgent => ({
+  edgeAddr: 'edge.example:4443',
+  authtoken: 'tok_1',
+  labels: { app: 'web' },
+  forward: { protocol: 'tcp', host: '10.1.0.1', port: 8080 },
+  ...changes,
+});
+
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('TunnelAgents', () => {
+  it('starts an agent, reports its session, and keeps it when only the forward address moves', () => {
+    const { agents, created, changes } = setup();
+    expect(agents.ensure('ns/a', desired())).toEqual({ phase: 'connecting', edgeAddr: 'edge.example:4443' });
+    expect(created).toHaveLength(1);
+    const [agent] = created as [FakeAgent];
+    expect(agent.started).toBe(1);
+    expect(agent.options.agentVersion).toBe('9.9.9');
+    agent.emit('session', 'ts_1');
+    expect(changes).toEqual(['ns/a']);
+    expect(agents.state('ns/a')).toEqual({
+      phase: 'online',
+      edgeAddr: 'edge.example:4443',
+      sessionId: 'ts_1',
+    });
+
+    const moved = desired({ forward: { protocol: 'tcp', host: '10.1.0.2', port: 8081 } });
+    expect(agents.ensure('ns/a', moved)).toMatchObject({ phase: 'online' });
+    expect(created).toHaveLength(1);
+    // The agent reads the same object at its next dial.
+    expect(agent.options.forward).toEqual({ protocol: 'tcp', host: '10.1.0.2', port: 8081 });
+    expect(agents.forwardOf('ns/a')).toEqual({ host: '10.1.0.2', port: 8081 });
+  });
+
+  it('replaces the agent when the token, labels or edge change, and ignores the old one after', () => {
+    const { agents, created, changes } = setup();
+    agents.ensure('ns/a', desired());
+    agents.ensure('ns/a', desired({ authtoken: 'tok_2' }));
+    agents.ensure('ns/a', desired({ authtoken: 'tok_2', labels: { app: 'api' } }));
+    expect(created.map((agent) => agent.stopped)).toEqual([1, 1, 0]);
+    created[0]?.emit('session', 'ts_old');
+    expect(changes).toEqual([]);
+    expect(agents.state('ns/a')?.phase).toBe('connecting');
+  });
+
+  it('leaves a refused agent ended until the retry time or a new attempt, then dials again', async () => {
+    const { agents, created, advance } = setup();
+    agents.ensure('ns/a', desired(), '1');
+    created[0]?.end({ reason: 'refused', message: 'the credential may not bind app=web' });
+    await flush();
+    expect(agents.state('ns/a')).toMatchObject({
+      phase: 'ended',
+      reason: 'Refused',
+      message: 'the credential may not bind app=web',
+    });
+    expect(agents.retryInMs('ns/a')).toBe(60_000);
+    expect(agents.ensure('ns/a', desired(), '1')).toMatchObject({ phase: 'ended' });
+    expect(created).toHaveLength(1);
+    // The credential changed (a new generation): dialed again at once.
+    expect(agents.ensure('ns/a', desired(), '2')).toMatchObject({ phase: 'connecting' });
+    expect(created).toHaveLength(2);
+    created[1]?.end({ reason: 'stop-command' });
+    await flush();
+    expect(agents.state('ns/a')).toMatchObject({ phase: 'ended', reason: 'Stopped' });
+    advance(60_000);
+    expect(agents.retryInMs('ns/a')).toBe(0);
+    expect(agents.ensure('ns/a', desired(), '2')).toMatchObject({ phase: 'connecting' });
+    expect(created).toHaveLength(3);
+  });
+
+  it('runs nothing while not leading, and stops every agent on stopAll', () => {
+    const { agents, created, leading } = setup();
+    agents.ensure('ns/a', desired());
+    agents.ensure('ns/b', desired());
+    leading.value = false;
+    expect(agents.ensure('ns/a', desired())).toBeUndefined();
+    expect(created[0]?.stopped).toBe(1);
+    expect(agents.size).toBe(1);
+    agents.stopAll();
+    expect(created[1]?.stopped).toBe(1);
+    expect(agents.size).toBe(0);
+  });
+});

@@ -1,0 +1,167 @@
+import { createHash } from 'node:crypto';
+import { Agent, type AgentEnd, type AgentOptions } from '../../../agent/agent.js';
+import type { ForwardTarget } from '../../../agent/forward-target.js';
+
+/** What one Tunnel's agent is to be: every option but the version, which the operator's is. */
+export type DesiredAgent = Omit<AgentOptions, 'agentVersion' | 'restart' | 'update' | 'platform'>;
+
+/** What a Tunnel's agent is doing, as its status reports it. */
+export type AgentState =
+  | { phase: 'connecting'; edgeAddr: string; lastError?: string }
+  | { phase: 'online'; edgeAddr: string; sessionId: string }
+  /** Refused by the edge, or told to stop by it: not dialed again until `retryAfterMs` or a change. */
+  | { phase: 'ended'; edgeAddr: string; reason: 'Refused' | 'Stopped'; message: string; at: number };
+
+/** What `Agent` is to the supervisor (a fake in unit tests). */
+export type TunnelAgent = Pick<Agent, 'start' | 'stop' | 'on' | 'done' | 'setForward'>;
+
+export interface TunnelAgentsOptions {
+  agentVersion: string;
+  /** Called whenever a Tunnel's agent state changes (session, refusal, disconnect): enqueue it. */
+  onChange: (key: string) => void;
+  /** Whether agents may run now (this replica leads); `ensure` starts none otherwise. */
+  mayRun: () => boolean;
+  /** How long an ended agent (refused, stopped by the edge) waits before it is dialed again. Default 5 min. */
+  retryEndedMs?: number;
+  createAgent?: (options: AgentOptions) => TunnelAgent;
+  now?: () => number;
+}
+
+interface Running {
+  agent: TunnelAgent;
+  /** Hash of the options whose change restarts the agent (the token among them: never kept as is). */
+  fingerprint: string;
+  /** What the last start was tried with beyond the options (the credential's generation). */
+  attempt: string;
+  /** Where the agent forwards now; `setForward` moves it, so the next carried connection dials the new address. */
+  target: ForwardTarget;
+  state: AgentState;
+}
+
+/**
+ * The agents the operator runs, one per Tunnel key. `ensure` is idempotent: it starts an agent,
+ * keeps a running one whose options did not change (a new forward address is dialed by the next
+ * connection, not by a new session), or replaces it (a new token, labels, edge...). Agent events
+ * update the state and call `onChange`, so the controller writes status from `state(key)`.
+ */
+export class TunnelAgents {
+  readonly #options: TunnelAgentsOptions;
+  readonly #running = new Map<string, Running>();
+  readonly #retryEndedMs: number;
+  readonly #now: () => number;
+
+  constructor(options: TunnelAgentsOptions) {
+    this.#options = options;
+    this.#retryEndedMs = options.retryEndedMs ?? 5 * 60_000;
+    this.#now = options.now ?? Date.now;
+  }
+
+  get size(): number {
+    return this.#running.size;
+  }
+
+  state(key: string): AgentState | undefined {
+    return this.#running.get(key)?.state;
+  }
+
+  /** The address the key's agent dials for carried connections now. */
+  forwardOf(key: string): { host: string; port: number } | undefined {
+    const target = this.#running.get(key)?.target;
+    return target && { host: target.host, port: target.port };
+  }
+
+  /** For an ended agent: how long until `ensure` dials again (0: it will now). */
+  retryInMs(key: string): number | undefined {
+    const state = this.state(key);
+    if (state?.phase !== 'ended') return undefined;
+    return Math.max(0, state.at + this.#retryEndedMs - this.#now());
+  }
+
+  /**
+   * Brings the key's agent to `desired`; `attempt` is anything else whose change should retry an
+   * ended agent at once. Returns the state, or undefined when agents may not run here now.
+   */
+  ensure(key: string, desired: DesiredAgent, attempt = ''): AgentState | undefined {
+    if (!this.#options.mayRun()) {
+      this.stop(key);
+      return undefined;
+    }
+    const fingerprint = fingerprintOf(desired);
+    const running = this.#running.get(key);
+    if (running && running.fingerprint === fingerprint) {
+      running.target = { ...desired.forward };
+      running.agent.setForward(running.target);
+      const retry =
+        running.state.phase === 'ended' && (running.attempt !== attempt || this.retryInMs(key) === 0);
+      if (!retry) return running.state;
+    }
+    this.stop(key);
+    return this.#start(key, desired, fingerprint, attempt).state;
+  }
+
+  /** Stops the key's agent (its session ends at the edge). */
+  stop(key: string): void {
+    const running = this.#running.get(key);
+    if (!running) return;
+    this.#running.delete(key);
+    running.agent.stop();
+  }
+
+  stopAll(): void {
+    for (const key of [...this.#running.keys()]) this.stop(key);
+  }
+
+  #start(key: string, desired: DesiredAgent, fingerprint: string, attempt: string): Running {
+    const target: ForwardTarget = { ...desired.forward };
+    const create = this.#options.createAgent ?? ((options: AgentOptions) => new Agent(options));
+    // `restart` commands reconnect in this process; no update directory: updates are refused (the
+    // operator is updated as a whole, by its image).
+    const agent = create({ ...desired, forward: target, agentVersion: this.#options.agentVersion });
+    const { edgeAddr } = desired;
+    const running: Running = {
+      agent,
+      fingerprint,
+      attempt,
+      target,
+      state: { phase: 'connecting', edgeAddr },
+    };
+    const update = (state: AgentState) => {
+      if (this.#running.get(key) !== running) return; // replaced or stopped meanwhile
+      running.state = state;
+      this.#options.onChange(key);
+    };
+    agent.on('session', (sessionId) => update({ phase: 'online', edgeAddr, sessionId }));
+    agent.on('disconnected', (reason) => update({ phase: 'connecting', edgeAddr, lastError: reason }));
+    void agent.done.then((end: AgentEnd) => {
+      if (end.reason === 'stopped') return;
+      const message =
+        end.reason === 'refused'
+          ? end.message
+          : end.reason === 'stop-command'
+            ? 'the edge sent a stop command'
+            : 'the edge sent a restart command';
+      update({
+        phase: 'ended',
+        edgeAddr,
+        reason: end.reason === 'refused' ? 'Refused' : 'Stopped',
+        message,
+        at: this.#now(),
+      });
+    });
+    this.#running.set(key, running);
+    agent.start();
+    return running;
+  }
+}
+
+/** A hash of the options but the forward address (the token is in them: only its hash is kept). */
+function fingerprintOf(desired: DesiredAgent): string {
+  const { forward, ca, ...rest } = desired;
+  const text = JSON.stringify({
+    ...rest,
+    labels: Object.fromEntries(Object.entries(desired.labels).sort(([a], [b]) => a.localeCompare(b))),
+    ca: ca === undefined ? undefined : ca.toString(),
+    protocol: forward.protocol,
+  });
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
