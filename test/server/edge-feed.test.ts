@@ -1,7 +1,12 @@
 import { createInterface } from 'node:readline';
 import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EDGE_FEED_PATH, type EdgeFeedMessage, edgeSessionPath } from '../../src/schemas/edge-config.js';
+import {
+  EDGE_FEED_PATH,
+  type EdgeFeedMessage,
+  edgeCommandResultPath,
+  edgeSessionPath,
+} from '../../src/schemas/edge-config.js';
 import { hashToken } from '../../src/server/crypto/tokens.js';
 import { ADMIN_KEY, startTestServer, type TestServer } from '../support/server.js';
 
@@ -183,6 +188,37 @@ describe('the edge feed', () => {
       );
       expect(Date.now() - started).toBeLessThan(1000);
       expect(replica.edgeKey).toBe(t.server.edgeKey);
+
+      // A session reported to the first replica (a load balancer's choice), held by the edge whose
+      // feed is on the second: listed, and a command sent through the first reaches the edge.
+      const sessionId = 'ts_0000000000000000000000000009';
+      const reported = await request(`${t.baseUrl}${edgeSessionPath('edge_on_replica', sessionId)}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${t.server.edgeKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          agent_version: '1.0.0',
+          credential_id: 'cr_0000000000000000000000000009',
+          ip: '192.0.2.1',
+          os: 'linux',
+          metadata: null,
+          region: 'us',
+          started_at: '2026-11-25T06:00:00Z',
+          transport: 'svc/2',
+          labels: {},
+        }),
+      });
+      expect(reported.statusCode).toBe(204);
+      const stop = t.api('POST', `/tunnel_sessions/${sessionId}/stop`, {});
+      const relayed = await feed.next((message) => message.type === 'command', 2000);
+      if (relayed.type !== 'command') throw new Error('not a command');
+      expect(relayed.command).toMatchObject({ session_id: sessionId, name: 'stop' });
+      const answered = await request(`${replica.listenUrl}${edgeCommandResultPath(relayed.command.id)}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${replica.edgeKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ ok: true }),
+      });
+      expect(answered.statusCode).toBe(204);
+      expect((await stop).status).toBe(204);
     } finally {
       feed.close();
     }

@@ -135,7 +135,7 @@ describe('tunnel sessions', () => {
         expect(known.body).toMatchObject({
           error_code: 'ERR_EDGEWARD_900',
           status_code: 400,
-          msg: `id: the edge holding tunnel session ${session.id} is not connected to this server; try again`,
+          msg: `id: the edge holding tunnel session ${session.id} is not connected; try again`,
         });
       }
 

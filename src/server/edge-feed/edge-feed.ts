@@ -1,17 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type {
-  EdgeCommand,
-  EdgeCommandResult,
-  EdgeConfig,
-  EdgeFeedMessage,
-  EdgeSessionReport,
+import { z } from 'zod';
+import {
+  type EdgeCommand,
+  type EdgeCommandResult,
+  type EdgeConfig,
+  type EdgeFeedMessage,
+  type EdgeSessionReport,
+  edgeCommand,
+  edgeCommandResult,
 } from '../../schemas/edge-config.js';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { ApiError } from '../errors/api-error.js';
-import type { ChangeSignal } from '../events/change-signal.js';
+import type { ChangeSignal, ReplicaChannel } from '../events/change-signal.js';
 import type { Db } from '../store/database.js';
 import { buildEdgeConfig } from './snapshot.js';
+
+const relayedCommand = z.object({ edge_id: z.string(), command: edgeCommand });
+const relayedResult = z.object({ id: z.string(), result: edgeCommandResult });
 
 /** An edge's lease lasts this long; connected edges renew it at a third of that. */
 export const EDGE_LEASE_MS = 15_000;
@@ -49,13 +55,17 @@ export class EdgeFeed {
   #timers: NodeJS.Timeout[] = [];
   #closed = false;
 
+  /** Commands this replica passed to its edge for another replica: their results go back there. */
+  readonly #relayed = new Set<string>();
+
   constructor(
     private readonly db: Db,
     private readonly secretBox: SecretBox,
-    changes: ChangeSignal,
+    private readonly changes: ChangeSignal,
     private readonly log: FastifyBaseLogger,
   ) {
     changes.on('changed', () => this.#scheduleRefresh());
+    changes.on('message', (channel, payload) => this.#onReplicaMessage(channel, payload));
   }
 
   /** Starts lease renewal and the janitor of sessions whose edge's lease ran out. */
@@ -113,8 +123,9 @@ export class EdgeFeed {
   }
 
   async putSession(edgeId: string, sessionId: string, report: EdgeSessionReport): Promise<void> {
-    if (!this.#connections.has(edgeId)) {
-      throw new ApiError('ERR_EDGEWARD_900', `edge_id: edge ${edgeId} has no open feed on this server`);
+    // Behind a load balancer the report may reach another replica than the feed: the lease says.
+    if (!this.#connections.has(edgeId) && !(await this.#hasLease(edgeId))) {
+      throw new ApiError('ERR_EDGEWARD_900', `edge_id: edge ${edgeId} has no open feed`);
     }
     const row = {
       id: sessionId,
@@ -156,20 +167,32 @@ export class EdgeFeed {
       .executeTakeFirst();
     if (!session) throw new ApiError('ERR_EDGEWARD_400', `id: tunnel session ${sessionId} not found`);
     const connection = this.#connections.get(session.edge_id);
-    if (!connection) {
+    // The edge may hold its feed on another replica: on PostgreSQL, that replica passes it on.
+    if (!connection && !(this.changes.shared && (await this.#hasLease(session.edge_id)))) {
       throw new ApiError(
         'ERR_EDGEWARD_900',
-        `id: the edge holding tunnel session ${sessionId} is not connected to this server; try again`,
+        `id: the edge holding tunnel session ${sessionId} is not connected; try again`,
       );
     }
     const command: EdgeCommand = { id: randomUUID(), session_id: sessionId, name };
     const result = await new Promise<EdgeCommandResult>((resolve) => {
       const timer = setTimeout(() => {
         this.#pending.delete(command.id);
-        resolve({ ok: false, error: `the agent did not answer within ${COMMAND_TIMEOUT_MS / 1000} s` });
+        const error = connection
+          ? `the agent did not answer within ${COMMAND_TIMEOUT_MS / 1000} s`
+          : `no edge holding the session answered within ${COMMAND_TIMEOUT_MS / 1000} s`;
+        resolve({ ok: false, error });
       }, COMMAND_TIMEOUT_MS);
       this.#pending.set(command.id, { resolve, timer });
-      connection.send({ type: 'command', command });
+      if (connection) {
+        connection.send({ type: 'command', command });
+        return;
+      }
+      const relay = JSON.stringify({ edge_id: session.edge_id, command });
+      this.changes.publish(this.db, 'edgeward_commands', relay).catch((error: unknown) => {
+        this.log.error({ err: error }, 'relaying a command to the other replicas failed');
+        this.completeCommand(command.id, { ok: false, error: 'the command could not be relayed; try again' });
+      });
     });
     if (!result.ok) throw new ApiError('ERR_EDGEWARD_900', `id: ${name}: ${result.error}`);
   }
@@ -177,11 +200,42 @@ export class EdgeFeed {
   /** The edge's report of what the agent answered; unknown or late ids are ignored. */
   completeCommand(commandId: string, result: EdgeCommandResult): boolean {
     const pending = this.#pending.get(commandId);
+    if (!pending && this.#relayed.delete(commandId)) {
+      const payload = JSON.stringify({ id: commandId, result });
+      this.changes.publish(this.db, 'edgeward_command_results', payload).catch((error: unknown) => {
+        this.log.error({ err: error, commandId }, 'returning a relayed command result failed');
+      });
+      return true;
+    }
     if (!pending) return false;
     this.#pending.delete(commandId);
     clearTimeout(pending.timer);
     pending.resolve(result);
     return true;
+  }
+
+  /** A command for an edge connected here, or the result of one this replica relayed. */
+  #onReplicaMessage(channel: ReplicaChannel, payload: string): void {
+    try {
+      if (channel === 'edgeward_commands') {
+        const relay = relayedCommand.parse(JSON.parse(payload));
+        const connection = this.#connections.get(relay.edge_id);
+        // Only the replica holding the edge's feed acts; the sender waits for the result.
+        if (!connection || this.#pending.has(relay.command.id)) return;
+        this.#relayed.add(relay.command.id);
+        setTimeout(() => this.#relayed.delete(relay.command.id), COMMAND_TIMEOUT_MS).unref();
+        connection.send({ type: 'command', command: relay.command });
+      } else {
+        const relay = relayedResult.parse(JSON.parse(payload));
+        const pending = this.#pending.get(relay.id);
+        if (!pending) return;
+        this.#pending.delete(relay.id);
+        clearTimeout(pending.timer);
+        pending.resolve(relay.result);
+      }
+    } catch (error) {
+      this.log.warn({ err: error, channel }, 'ignoring a malformed message from another replica');
+    }
   }
 
   #scheduleRefresh(): void {
@@ -207,6 +261,16 @@ export class EdgeFeed {
     if (config.revision === this.#config?.revision) return;
     this.#config = config;
     for (const connection of this.#connections.values()) connection.send({ type: 'config', config });
+  }
+
+  async #hasLease(edgeId: string): Promise<boolean> {
+    const lease = await this.db
+      .selectFrom('edge_processes')
+      .select('id')
+      .where('id', '=', edgeId)
+      .where('lease_expires_at', '>', new Date().toISOString())
+      .executeTakeFirst();
+    return lease !== undefined;
   }
 
   async #upsertLease(edgeId: string, region: string): Promise<void> {

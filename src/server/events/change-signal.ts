@@ -5,6 +5,9 @@ import type { Db } from '../store/database.js';
 
 /** The PostgreSQL channel on which every replica announces a committed change. */
 const CHANNEL = 'edgeward_changes';
+/** Channels of messages between replicas (agent commands and their results), with a JSON payload. */
+export const REPLICA_CHANNELS = ['edgeward_commands', 'edgeward_command_results'] as const;
+export type ReplicaChannel = (typeof REPLICA_CHANNELS)[number];
 const RELISTEN_DELAY_MS = 1000;
 
 /**
@@ -13,9 +16,23 @@ const RELISTEN_DELAY_MS = 1000;
  * replica's LISTEN only if the transaction commits) and `committed` after its commit, for this
  * process. Listeners receive no payload: they re-read what they need.
  */
-export class ChangeSignal extends EventEmitter<{ changed: []; error: [Error] }> {
+export class ChangeSignal extends EventEmitter<{
+  changed: [];
+  message: [channel: ReplicaChannel, payload: string];
+  error: [Error];
+}> {
   #listener: pg.Client | undefined;
   #closed = false;
+
+  /** Whether other replicas can be told anything (PostgreSQL, listening). */
+  get shared(): boolean {
+    return this.#listener !== undefined;
+  }
+
+  /** Sends `payload` to every replica listening (this one included), on PostgreSQL. */
+  async publish(db: Db, channel: ReplicaChannel, payload: string): Promise<void> {
+    await sql`SELECT pg_notify(${channel}, ${payload})`.execute(db);
+  }
 
   /** Inside a write transaction: on PostgreSQL, tells the other replicas once it commits. */
   async inTransaction(db: Db): Promise<void> {
@@ -47,10 +64,12 @@ export class ChangeSignal extends EventEmitter<{ changed: []; error: [Error] }> 
     client.on('error', retry);
     client.on('notification', (message) => {
       if (message.channel === CHANNEL) this.emit('changed');
+      const channel = REPLICA_CHANNELS.find((name) => name === message.channel);
+      if (channel && message.payload !== undefined) this.emit('message', channel, message.payload);
     });
     this.#listener = client;
     await client.connect();
-    await client.query(`LISTEN ${CHANNEL}`);
+    for (const name of [CHANNEL, ...REPLICA_CHANNELS]) await client.query(`LISTEN ${name}`);
   }
 
   async close(): Promise<void> {
