@@ -27,13 +27,7 @@ let counter = 0;
 
 beforeAll(async () => {
   ssl = new OpensslWorkspace();
-  const key = ssl.key('ec');
-  const cert = ssl.certificate({
-    subject: '/CN=edge.test',
-    key,
-    extensions: ['basicConstraints = CA:FALSE', 'subjectAltName = DNS:edge.test'],
-  });
-  edgeCert = { cert: cert.pem, key: key.pem };
+  edgeCert = ssl.selfSigned('edge.test');
   endpoint = new TunnelEndpoint({
     tls: edgeCert,
     async authenticate() {

@@ -244,7 +244,7 @@ describe('edgeward as processes', () => {
 
   it('agents reconnect to a new edge after the old one is killed -9', async () => {
     const edgeDir = join(dataDir, 'edge'); // the same tunnel certificate as the first edge
-    const startEdge = () => {
+    const startEdge = (tunnelAddr: string) => {
       const edge = spawnCli(
         [
           'edge',
@@ -253,7 +253,7 @@ describe('edgeward as processes', () => {
           '--data-dir',
           edgeDir,
           '--tunnel-addr',
-          '127.0.0.1:0',
+          tunnelAddr,
           '--ssh-addr',
           'off',
           '--tls-addr',
@@ -270,7 +270,7 @@ describe('edgeward as processes', () => {
       processes.push(edge);
       return edge;
     };
-    const edge = startEdge();
+    const edge = startEdge('127.0.0.1:0');
     const ready = await edge.logLine((line) => line.msg === 'edgeward edge ready');
     const port = Number(ready.tunnelPort);
     const credential = await api('POST', '/credentials', {});
@@ -285,27 +285,7 @@ describe('edgeward as processes', () => {
 
     await edge.kill('SIGKILL');
     // A new edge on the same address: the agent's backoff brings it back under a new session id.
-    const replacement = spawnCli(
-      [
-        'edge',
-        '--api-url',
-        apiUrl,
-        '--data-dir',
-        edgeDir,
-        '--tunnel-addr',
-        `127.0.0.1:${port}`,
-        '--ssh-addr',
-        'off',
-        '--tls-addr',
-        'off',
-        '--metrics-addr',
-        'off',
-        '--tcp-port-range',
-        '1-9',
-      ],
-      { EDGEWARD_EDGE_KEY: edgeKey },
-    );
-    processes.push(replacement);
+    const replacement = startEdge(`127.0.0.1:${port}`);
     await replacement.logLine((line) => line.msg === 'edgeward edge ready');
     const after = await agent.logLine(
       (line) => line.msg === 'session opened' && line.sessionId !== before.sessionId,

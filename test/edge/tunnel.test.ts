@@ -32,13 +32,7 @@ let sessionCounter = 0;
 
 beforeAll(async () => {
   ssl = new OpensslWorkspace();
-  const key = ssl.key('ec');
-  const cert = ssl.certificate({
-    subject: '/CN=edge.test',
-    key,
-    extensions: ['basicConstraints = CA:FALSE', 'subjectAltName = DNS:edge.test'],
-  });
-  edgeCert = { cert: cert.pem, key: key.pem };
+  edgeCert = ssl.selfSigned('edge.test');
 
   service = createHttpServer((request, response) => {
     if (request.url === '/echo') {

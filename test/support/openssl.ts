@@ -88,6 +88,17 @@ export class OpensslWorkspace {
     return { path, pem: readFileSync(path, 'utf8'), key: spec.key };
   }
 
+  /** A self-signed server certificate for `host` (EC key), trusted by pinning it as the CA. */
+  selfSigned(host: string): { cert: string; key: string } {
+    const key = this.key('ec');
+    const cert = this.certificate({
+      subject: `/CN=${host}`,
+      key,
+      extensions: ['basicConstraints = CA:FALSE', `subjectAltName = DNS:${host}`],
+    });
+    return { cert: cert.pem, key: key.pem };
+  }
+
   /** A CA (EC key) and a server certificate for `host` it signed. */
   caAndLeaf(host: string, caName = `${host} test CA`): { ca: OpensslCertificate; leaf: OpensslCertificate } {
     const ca = this.certificate({
