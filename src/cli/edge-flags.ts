@@ -36,6 +36,7 @@ export function edgeFlagOptions(
     [`${prefix}tunnel-cert`]: { type: 'string' },
     [`${prefix}tunnel-key`]: { type: 'string' },
     [`${prefix}tunnel-name`]: { type: 'string', multiple: true },
+    [`${prefix}ssh-host-key`]: { type: 'string' },
     'tcp-port-range': { type: 'string', default: '10000-65535' },
     'drain-timeout': { type: 'string', default: '10' },
   };
@@ -62,5 +63,6 @@ export const EDGE_FLAGS_HELP = (
   --${prefix}metrics-addr A  /metrics, /healthz, /readyz (default ${defaults.metricsAddr}; off disables)
   --${prefix}tunnel-cert F, --${prefix}tunnel-key F
                         the tunnel endpoint's certificate; default: generated once in the data dir
+  --${prefix}ssh-host-key F  the SSH endpoint's host key (PEM); default: generated once in the data dir
   --${prefix}tunnel-name N   a name of the generated certificate (repeatable; default localhost, 127.0.0.1, ${hostname()})
 `;

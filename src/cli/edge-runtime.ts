@@ -56,7 +56,10 @@ export async function startEdgeFromFlags(
     region: flag('region') ?? 'us',
     tunnel: { ...tunnelAddr, tls: tunnelTls },
     tls: tlsAddr,
-    ssh: sshAddr && { ...sshAddr, hostKeys: [loadSshHostKey({ dataDir: context.dataDir })] },
+    ssh: sshAddr && {
+      ...sshAddr,
+      hostKeys: [loadSshHostKey({ file: flag('ssh-host-key'), dataDir: context.dataDir })],
+    },
     tcpHost: flag('tcp-host') ?? '0.0.0.0',
     tcpPortRange: parsePortRange(text(values, 'tcp-port-range') ?? '10000-65535', '--tcp-port-range'),
     logger: context.logger,

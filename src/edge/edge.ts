@@ -126,9 +126,16 @@ export class Edge {
     });
   }
 
-  /** Serving: configured, and the feed that keeps the configuration current is open. */
+  /**
+   * Serving: it has a configuration. It keeps serving the last one it got while the control plane
+   * is away (a server restart must not take the data plane down); `controlPlaneConnected` says so.
+   */
   get ready(): boolean {
-    return this.#feedOpen && this.#config !== undefined;
+    return this.#config !== undefined;
+  }
+
+  get controlPlaneConnected(): boolean {
+    return this.#feedOpen;
   }
 
   /** The tunnel endpoint's address, once started. */

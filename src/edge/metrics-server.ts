@@ -3,8 +3,9 @@ import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 
 /**
- * `/metrics` (Prometheus text), `/healthz` (the process is up) and `/readyz` (the edge has its
- * configuration and its feed is open) on an address of their own, apart from public traffic.
+ * `/metrics` (Prometheus text), `/healthz` (the process is up) and `/readyz` (the edge has a
+ * configuration to serve; it keeps serving the last one while the control plane is away, which
+ * `edgeward_edge_control_plane_connected` shows) on an address of their own, apart from public traffic.
  */
 export async function startMetricsServer(
   registry: Registry,
@@ -32,7 +33,7 @@ export async function startMetricsServer(
     if (path === '/healthz' || path === '/readyz') {
       const ok = path === '/healthz' || ready();
       response.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ status: ok ? 'ok' : 'waiting for the control plane' }));
+      response.end(JSON.stringify({ status: ok ? 'ok' : 'waiting for the first configuration' }));
       return;
     }
     response.writeHead(404, { 'content-type': 'text/plain' });

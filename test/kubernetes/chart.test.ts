@@ -1,20 +1,24 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { freePort } from '../../src/dev-cluster/free-port.js';
+import { selfSignedCertificate } from '../../src/server/crypto/x509.js';
+import { type CliProcess, spawnCli } from '../support/cli-process.js';
 import { tool } from '../support/kubectl.js';
 import { ADMIN_KEY, idPattern, startTestServer, type TestServer } from '../support/server.js';
 
 /**
  * The Helm chart (charts/edgeward) and the kustomize config (config/) against a real
  * kube-apiserver: lint, schema, server-side dry runs of every rendered object, a real install,
- * upgrade and uninstall, and the operator run as a separate process under exactly the chart's RBAC
- * (a ServiceAccount token, no admin rights) until its CRs are Ready.
+ * upgrade and uninstall, and the chart's edge and operator run as processes with the chart's
+ * arguments and Secrets, the operator under exactly the chart's RBAC (a ServiceAccount token, no
+ * admin rights), until its CRs are Ready and a Tunnel is Online through that edge.
  *
  * Not covered here: the image (no Docker on the build machine) and the pods themselves (the test
  * control plane has no scheduler or kubelet, so the Deployment and StatefulSet never run).
@@ -39,6 +43,8 @@ let scratch: string;
 let t: TestServer | undefined;
 let operator: ChildProcess | undefined;
 let operatorOutput = '';
+/** The chart's edge, run as a process with the chart's arguments. */
+let edgeProcess: CliProcess | undefined;
 /** Releases to uninstall in afterAll (release name -> namespace). */
 const installed = new Map<string, string>();
 
@@ -56,6 +62,40 @@ interface KubeObject {
     finalizers?: string[];
   };
   [field: string]: unknown;
+}
+interface Container {
+  name: string;
+  args: string[];
+  env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
+  ports?: { name: string; containerPort: number; hostPort?: number }[];
+  securityContext?: Record<string, unknown>;
+  volumeMounts?: { name: string; mountPath: string; subPath?: string }[];
+  startupProbe?: { httpGet: { path: string; port: string } };
+  livenessProbe?: { httpGet: { path: string; port: string } };
+  readinessProbe?: { httpGet: { path: string; port: string } };
+}
+interface PodSpec {
+  hostNetwork?: boolean;
+  dnsPolicy?: string;
+  terminationGracePeriodSeconds?: number;
+  automountServiceAccountToken?: boolean;
+  containers: Container[];
+  volumes?: {
+    name: string;
+    emptyDir?: unknown;
+    secret?: { secretName: string; items?: { key: string }[] };
+  }[];
+}
+interface Workload extends KubeObject {
+  spec: { template: { spec: PodSpec }; strategy?: Record<string, unknown> };
+}
+interface ServiceObject extends KubeObject {
+  spec: {
+    type: string;
+    externalTrafficPolicy?: string;
+    selector: Record<string, string>;
+    ports: { name: string; port: number; targetPort: string | number; nodePort?: number }[];
+  };
 }
 interface Rule {
   apiGroups?: string[];
@@ -78,6 +118,13 @@ function documents(text: string): KubeObject[] {
 
 const find = (objects: KubeObject[], kind: string, name?: string) =>
   objects.filter((object) => object.kind === kind && (name === undefined || object.metadata.name === name));
+
+/** The pod spec of a Deployment or StatefulSet, by name. */
+const podOf = (objects: KubeObject[], kind: string, name: string): PodSpec => {
+  const [object] = find(objects, kind, name) as Workload[];
+  if (!object) throw new Error(`no ${kind} ${name}`);
+  return object.spec.template.spec;
+};
 
 const rulesOf = (objects: KubeObject[], kind: string, name: string) => {
   const [object] = find(objects, kind, name);
@@ -211,6 +258,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stopOperator();
+  await edgeProcess?.kill();
   // Finalizers would hold the CRs (and their namespace) forever without an operator.
   for (const plural of ['botusers', 'ippolicies', 'tlsedges', 'tunnelcredentials']) {
     const { stdout } = await kubectl(['get', '-n', workNs, `${plural}.edgeward.dev`, '-o', 'name']).catch(
@@ -278,6 +326,8 @@ describe('Helm chart and kustomize config', () => {
       'operator.apiUrl=https://edgeward.example.com',
       '--set',
       'operator.apiKey.existingSecret=edgeward-api-key',
+      '--set',
+      'edge.edgeKey.existingSecret=edgeward-edge-key',
     ]);
 
     await expect(template(releaseNs, ['server.enabled=false'])).rejects.toThrow(
@@ -289,6 +339,20 @@ describe('Helm chart and kustomize config', () => {
     await expect(template(releaseNs, ['operator.replicas=2', 'operator.leaderElect=false'])).rejects.toThrow(
       /operator\.replicas > 1 needs operator\.leaderElect/,
     );
+    // Edges next to a server elsewhere need that server's edge key; a grace period must outlast the drain.
+    await expect(
+      template(releaseNs, [
+        'server.enabled=false',
+        'operator.apiUrl=https://edgeward.example.com',
+        'operator.apiKey.existingSecret=edgeward-api-key',
+      ]),
+    ).rejects.toThrow(/edge\.edgeKey\.existingSecret is required when server\.enabled is false/);
+    await expect(template(releaseNs, ['edge.drainTimeout=30'])).rejects.toThrow(
+      /edge\.terminationGracePeriodSeconds must be larger than edge\.drainTimeout/,
+    );
+    await expect(template(releaseNs, ['edge.tunnel.service.enabled=false'])).rejects.toThrow(
+      /operator\.edge\.addr is required when edge\.tunnel\.service\.enabled is false/,
+    );
     // values.schema.json: in `helm template` and in `helm lint`.
     await expect(template(releaseNs, ['operator.replicas=two'])).rejects.toThrow(/\/operator\/replicas/);
     await expect(lintOutput(['--set', 'operator.replicas=two'])).resolves.toMatch(/\/operator\/replicas/);
@@ -299,9 +363,14 @@ describe('Helm chart and kustomize config', () => {
       /\/operator\/watchNamespaces\/0/,
     );
     await expect(template(releaseNs, ['operator.unknownKey=1'])).rejects.toThrow(/unknownKey/);
+    await expect(template(releaseNs, ['edge.tcpPortRange=all'])).rejects.toThrow(/\/edge\/tcpPortRange/);
+    await expect(template(releaseNs, ['edge.service.type=Ingress'])).rejects.toThrow(/\/edge\/service\/type/);
+    await expect(template(releaseNs, ['operator.edge.addr=no-port'])).rejects.toThrow(
+      /\/operator\/edge\/addr/,
+    );
   });
 
-  it('renders objects the apiserver accepts: defaults, with CRDs and the generated admin key', async () => {
+  it('renders objects the apiserver accepts: defaults, with CRDs, the generated keys and the edge', async () => {
     const rendered = await template(releaseNs, [], ['--include-crds']);
     const objects = documents(rendered);
     const lines = await dryRun(rendered);
@@ -316,10 +385,14 @@ describe('Helm chart and kustomize config', () => {
       [
         `ClusterRole/${prefix}-operator`,
         `ClusterRoleBinding/${prefix}-operator`,
+        `Deployment/${prefix}-edge`,
         `Deployment/${prefix}-operator`,
         `Role/${prefix}-operator-leader-election`,
         `RoleBinding/${prefix}-operator-leader-election`,
+        `Secret/${prefix}-edge-key`,
         `Secret/${prefix}-server-admin-key`,
+        `Service/${prefix}-edge`,
+        `Service/${prefix}-edge-metrics`,
         `Service/${prefix}-operator-metrics`,
         `Service/${prefix}-server`,
         `Service/${prefix}-server-headless`,
@@ -335,31 +408,85 @@ describe('Helm chart and kustomize config', () => {
         'helm.sh/chart': 'edgeward-0.1.0',
       });
     }
-    const deployment = find(objects, 'Deployment')[0] as unknown as {
-      spec: {
-        template: { spec: { containers: { args: string[]; securityContext: Record<string, unknown> }[] } };
-      };
+    const hardened = {
+      runAsNonRoot: true,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
     };
-    const container = deployment.spec.template.spec.containers[0];
+    const container = podOf(objects, 'Deployment', `${prefix}-operator`).containers[0];
     expect(container?.args).toEqual(
       expect.arrayContaining([
         'operator',
         `--api-url=http://${prefix}-server.${releaseNs}.svc:4040`,
         '--api-key-file=/etc/edgeward/api-key/admin-api-key',
         '--leader-elect',
+        // The operator's Tunnels dial the edge Service; no CA without a tunnel certificate Secret.
+        `--edge-addr=${prefix}-edge.${releaseNs}.svc:4443`,
       ]),
     );
-    expect(container?.securityContext).toMatchObject({
-      runAsNonRoot: true,
-      readOnlyRootFilesystem: true,
-      allowPrivilegeEscalation: false,
-      capabilities: { drop: ['ALL'] },
-      seccompProfile: { type: 'RuntimeDefault' },
+    expect(container?.args.some((arg) => arg.startsWith('--edge-ca'))).toBe(false);
+    expect(container?.securityContext).toMatchObject(hardened);
+    const secretValue = (name: string, key: string) =>
+      Buffer.from(
+        (find(objects, 'Secret', name)[0] as unknown as { data: Record<string, string> }).data[key] ?? '',
+        'base64',
+      ).toString();
+    expect(secretValue(`${prefix}-server-admin-key`, 'admin-api-key').length).toBeGreaterThanOrEqual(32);
+    expect(secretValue(`${prefix}-edge-key`, 'edge-key')).toMatch(/^ewedge_[A-Za-z0-9]{48}$/);
+
+    // The edge: `edgeward edge` against the in-cluster server, hardened like the server, its
+    // certificate generated in an emptyDir for the Service's names, probes on the metrics port.
+    const edgePod = podOf(objects, 'Deployment', `${prefix}-edge`);
+    const edge = edgePod.containers[0];
+    expect(edge?.args).toEqual([
+      'edge',
+      `--api-url=http://${prefix}-server.${releaseNs}.svc:4040`,
+      '--data-dir=/data',
+      '--tunnel-addr=:4443',
+      '--tls-addr=:8443',
+      '--ssh-addr=:2222',
+      '--tcp-host=0.0.0.0',
+      '--region=us',
+      '--metrics-addr=:9464',
+      '--drain-timeout=10',
+      `--tunnel-name=${prefix}-edge.${releaseNs}.svc`,
+      `--tunnel-name=${prefix}-edge.${releaseNs}.svc.cluster.local`,
+      `--tunnel-name=${prefix}-edge.${releaseNs}`,
+      `--tunnel-name=${prefix}-edge`,
+    ]);
+    expect(edge?.securityContext).toMatchObject(hardened);
+    expect(edgePod.volumes?.find((volume) => volume.name === 'data')).toEqual({ name: 'data', emptyDir: {} });
+    expect(edge?.volumeMounts).toContainEqual({ name: 'data', mountPath: '/data' });
+    expect(edgePod.hostNetwork).toBeUndefined();
+    expect(edge?.ports?.map((port) => port.hostPort)).toEqual([undefined, undefined, undefined, undefined]);
+    expect(edgePod.automountServiceAccountToken).toBe(false);
+    expect(edgePod.terminationGracePeriodSeconds).toBeGreaterThan(10);
+    expect(edge?.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
+    expect(edge?.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
+    expect(edge?.ports?.find((port) => port.name === 'metrics')?.containerPort).toBe(9464);
+    // One Secret, read by both sides.
+    const edgeKeyRef = { secretKeyRef: { name: `${prefix}-edge-key`, key: 'edge-key' } };
+    expect(edge?.env).toContainEqual({ name: 'EDGEWARD_EDGE_KEY', valueFrom: edgeKeyRef });
+    expect(podOf(objects, 'StatefulSet', `${prefix}-server`).containers[0]?.env).toContainEqual({
+      name: 'EDGEWARD_EDGE_KEY',
+      valueFrom: edgeKeyRef,
     });
-    const secret = find(objects, 'Secret')[0] as unknown as { data: Record<string, string> };
-    expect(
-      Buffer.from(secret.data['admin-api-key'] ?? '', 'base64').toString().length,
-    ).toBeGreaterThanOrEqual(32);
+    const [service] = find(objects, 'Service', `${prefix}-edge`) as ServiceObject[];
+    expect(service?.spec.type).toBe('LoadBalancer');
+    expect(service?.spec.externalTrafficPolicy).toBe('Local');
+    expect(service?.spec.ports).toEqual([
+      { name: 'tunnel', port: 4443, targetPort: 'tunnel', protocol: 'TCP' },
+      { name: 'tls', port: 443, targetPort: 'tls', protocol: 'TCP' },
+      { name: 'ssh', port: 2222, targetPort: 'ssh', protocol: 'TCP' },
+    ]);
+    const [metrics] = find(objects, 'Service', `${prefix}-edge-metrics`) as ServiceObject[];
+    expect(metrics?.spec).toMatchObject({
+      type: 'ClusterIP',
+      selector: { 'app.kubernetes.io/component': 'edge' },
+      ports: [{ name: 'metrics', port: 9464, targetPort: 'metrics' }],
+    });
   });
 
   it('renders one Role per watched namespace and no ClusterRole with operator.watchNamespaces', async () => {
@@ -374,7 +501,7 @@ describe('Helm chart and kustomize config', () => {
     expect(find(objects, 'ClusterRoleBinding')).toEqual([]);
     const roles = find(objects, 'Role', `${release}-edgeward-operator`);
     expect(roles.map((role) => role.metadata.namespace).sort()).toEqual([operatorNs, workNs].sort());
-    const deployment = JSON.stringify(find(objects, 'Deployment')[0]);
+    const deployment = JSON.stringify(find(objects, 'Deployment', `${release}-edgeward-operator`)[0]);
     expect(deployment).toContain(`--watch-namespaces=${workNs},${operatorNs}`);
     // The same rules as the cluster-wide install.
     const clusterWide = documents(await template(releaseNs));
@@ -388,6 +515,7 @@ describe('Helm chart and kustomize config', () => {
       'operator.apiKey.existingSecret=operator-key',
       'operator.apiKey.key=token',
       'server.adminApiKey.existingSecret=admin-key',
+      'edge.edgeKey.existingSecret=edge-key',
       'server.database.existingSecret=edgeward-db',
       'server.secretKey.existingSecret=edgeward-sealing',
       'server.persistence.enabled=false',
@@ -415,6 +543,116 @@ describe('Helm chart and kustomize config', () => {
         'operator.metrics.service.enabled=false',
       ]),
     ).rejects.toThrow(/serviceMonitor\.enabled needs operator\.metrics\.service\.enabled/);
+  });
+
+  it('renders the edge options: existing Secrets (stable output), hostNetwork, PDB, ServiceMonitor; none when disabled', async () => {
+    const prefix = `${release}-edgeward`;
+    const set = [
+      'server.adminApiKey.existingSecret=admin-key',
+      'edge.edgeKey.existingSecret=edge-key',
+      'edge.tunnelCertificate.existingSecret=edge-tunnel-tls',
+      'edge.tunnelNames[0]=edge.example.com',
+      'edge.tunnelNames[1]=tunnel.example.com',
+      'edge.sshHostKey.existingSecret=edge-ssh',
+      'edge.hostNetwork=true',
+      'edge.tcpPortRange=20000-29999',
+      'edge.service.type=NodePort',
+      'edge.tunnel.service.nodePort=30443',
+      'edge.ssh.enabled=false',
+      'edge.podDisruptionBudget.enabled=true',
+      'edge.metrics.serviceMonitor.enabled=true',
+    ];
+    const rendered = await template(releaseNs, set);
+    // Nothing random is rendered once every key comes from an existing Secret (Argo CD, GitOps).
+    expect(await template(releaseNs, set)).toBe(rendered);
+    const objects = documents(rendered);
+    expect(find(objects, 'Secret')).toEqual([]);
+
+    const pod = podOf(objects, 'Deployment', `${prefix}-edge`);
+    const edge = pod.containers[0];
+    expect(edge?.args).toEqual(
+      expect.arrayContaining([
+        '--tunnel-cert=/etc/edgeward/tunnel-tls/tls.crt',
+        '--tunnel-key=/etc/edgeward/tunnel-tls/tls.key',
+        '--tcp-port-range=20000-29999',
+        '--ssh-addr=off',
+      ]),
+    );
+    expect(edge?.args.some((arg) => arg.startsWith('--tunnel-name'))).toBe(false);
+    expect(edge?.env).toContainEqual({
+      name: 'EDGEWARD_EDGE_KEY',
+      valueFrom: { secretKeyRef: { name: 'edge-key', key: 'edge-key' } },
+    });
+    expect(edge?.volumeMounts).toContainEqual({
+      name: 'ssh-host-key',
+      mountPath: '/etc/edgeward/ssh-host-key',
+      readOnly: true,
+    });
+    expect(edge?.args).toContain('--ssh-host-key=/etc/edgeward/ssh-host-key/ssh_host_ecdsa_key');
+    // hostNetwork: the node's network namespace, cluster DNS kept, one pod at a time per node.
+    expect(pod.hostNetwork).toBe(true);
+    expect(pod.dnsPolicy).toBe('ClusterFirstWithHostNet');
+    const [deployment] = find(objects, 'Deployment', `${prefix}-edge`) as Workload[];
+    expect(deployment?.spec.strategy).toEqual({
+      type: 'RollingUpdate',
+      rollingUpdate: { maxSurge: 0, maxUnavailable: 1 },
+    });
+    const [service] = find(objects, 'Service', `${prefix}-edge`) as ServiceObject[];
+    expect(service?.spec.ports.map((port) => `${port.name}:${port.port}:${port.nodePort ?? '-'}`)).toEqual([
+      'tunnel:4443:30443',
+      'tls:443:-',
+    ]);
+
+    // The operator trusts the tunnel certificate Secret's certificate (only that key is mounted:
+    // the private key stays out of its pod) for the first tunnel name.
+    const operatorPod = podOf(objects, 'Deployment', `${prefix}-operator`);
+    expect(operatorPod.containers[0]?.args).toEqual(
+      expect.arrayContaining([
+        `--edge-addr=${prefix}-edge.${releaseNs}.svc:4443`,
+        '--edge-ca=/etc/edgeward/edge-ca/tls.crt',
+        '--edge-server-name=edge.example.com',
+      ]),
+    );
+    expect(operatorPod.volumes?.find((volume) => volume.name === 'edge-ca')?.secret).toEqual({
+      secretName: 'edge-tunnel-tls',
+      items: [{ key: 'tls.crt', path: 'tls.crt' }],
+    });
+
+    const [budget] = find(objects, 'PodDisruptionBudget', `${prefix}-edge`);
+    expect(budget?.spec).toMatchObject({ minAvailable: 1 });
+    const [monitor] = find(objects, 'ServiceMonitor', `${prefix}-edge`) as unknown as {
+      spec: { selector: { matchLabels: Record<string, string> } };
+    }[];
+    expect(monitor?.spec.selector.matchLabels).toMatchObject({
+      'app.kubernetes.io/component': 'edge',
+      'edgeward.dev/service': 'metrics',
+    });
+    const [metricsService] = find(objects, 'Service', `${prefix}-edge-metrics`);
+    expect(metricsService?.metadata.labels).toMatchObject(monitor?.spec.selector.matchLabels ?? {});
+    expect(service?.metadata.labels?.['edgeward.dev/service']).toBeUndefined();
+
+    // The apiserver accepts it all (no ServiceMonitor CRD here); with hostNetwork each declared port
+    // is also a hostPort, so the scheduler keeps two edges off one node.
+    const rest = objects.filter((object) => object.kind !== 'ServiceMonitor');
+    const { stdout } = await kubectl(
+      ['apply', '--dry-run=server', '--validate=strict', '-o', 'json', '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'List', items: rest }),
+    );
+    const accepted = (JSON.parse(stdout) as { items: KubeObject[] }).items;
+    expect(accepted).toHaveLength(rest.length);
+    expect(
+      podOf(accepted, 'Deployment', `${prefix}-edge`).containers[0]?.ports?.map(
+        (port) => `${port.name}:${port.containerPort}:${port.hostPort}`,
+      ),
+    ).toEqual(['tunnel:4443:4443', 'tls:8443:8443', 'metrics:9464:9464']);
+
+    // edge.enabled=false: no edge object, no edge key on the server, no --edge-addr.
+    const without = documents(await template(releaseNs, ['edge.enabled=false']));
+    expect(
+      without.filter((object) => object.metadata.labels?.['app.kubernetes.io/component'] === 'edge'),
+    ).toEqual([]);
+    expect(JSON.stringify(without)).not.toContain('EDGEWARD_EDGE_KEY');
+    expect(JSON.stringify(without)).not.toContain('--edge-');
   });
 
   it('kustomize config/default: accepted by the apiserver, with the chart’s RBAC rules', async () => {
@@ -445,7 +683,7 @@ describe('Helm chart and kustomize config', () => {
     // The Deployments agree on the operator's flags and the pod's security settings.
     const spec = (list: KubeObject[]) =>
       (
-        find(list, 'Deployment')[0] as unknown as {
+        find(list, 'Deployment').find((object) => object.metadata.name.endsWith('-operator')) as unknown as {
           spec: {
             template: {
               spec: { securityContext: unknown; containers: { args: string[]; securityContext: unknown }[] };
@@ -461,16 +699,20 @@ describe('Helm chart and kustomize config', () => {
     expect(spec(objects).securityContext).toEqual(spec(chart).securityContext);
   });
 
-  it('installs into a fresh namespace, keeps the admin key on upgrade, and uninstalls what it made', async () => {
+  it('installs into a fresh namespace, keeps the generated keys on upgrade, and uninstalls what it made', async () => {
     await helm(['install', release, CHART, '--namespace', releaseNs]);
     installed.set(release, releaseNs);
     const prefix = `${release}-edgeward`;
     expect(await releaseObjects(releaseNs, release)).toEqual(
       [
+        `deployment.apps/${prefix}-edge`,
         `deployment.apps/${prefix}-operator`,
         `role.rbac.authorization.k8s.io/${prefix}-operator-leader-election`,
         `rolebinding.rbac.authorization.k8s.io/${prefix}-operator-leader-election`,
+        `secret/${prefix}-edge-key`,
         `secret/${prefix}-server-admin-key`,
+        `service/${prefix}-edge`,
+        `service/${prefix}-edge-metrics`,
         `service/${prefix}-operator-metrics`,
         `service/${prefix}-server`,
         `service/${prefix}-server-headless`,
@@ -482,18 +724,14 @@ describe('Helm chart and kustomize config', () => {
       `clusterrole.rbac.authorization.k8s.io/${prefix}-operator`,
       `clusterrolebinding.rbac.authorization.k8s.io/${prefix}-operator`,
     ]);
-    const adminKey = async () =>
-      (
-        await getJson<{ data: Record<string, string> }>([
-          'get',
-          '-n',
-          releaseNs,
-          'secret',
-          `${prefix}-server-admin-key`,
-        ])
-      )?.data['admin-api-key'];
+    const secretValue = async (name: string, key: string) =>
+      (await getJson<{ data: Record<string, string> }>(['get', '-n', releaseNs, 'secret', name]))?.data[key];
+    const adminKey = () => secretValue(`${prefix}-server-admin-key`, 'admin-api-key');
+    const edgeKey = () => secretValue(`${prefix}-edge-key`, 'edge-key');
     const key = await adminKey();
     expect(Buffer.from(key ?? '', 'base64').toString()).toMatch(/^ewk_[A-Za-z0-9]{48}$/);
+    const firstEdgeKey = await edgeKey();
+    expect(Buffer.from(firstEdgeKey ?? '', 'base64').toString()).toMatch(/^ewedge_[A-Za-z0-9]{48}$/);
 
     // Cluster-wide: the operator may read its kinds everywhere, and still not more than it needs.
     const sa = `${prefix}-operator`;
@@ -507,6 +745,7 @@ describe('Helm chart and kustomize config', () => {
 
     await helm(['upgrade', release, CHART, '--namespace', releaseNs, '--set', 'operator.logLevel=debug']);
     expect(await adminKey()).toBe(key);
+    expect(await edgeKey()).toBe(firstEdgeKey);
     const deployment = JSON.stringify(
       await getJson(['get', '-n', releaseNs, 'deployment', `${prefix}-operator`]),
     );
@@ -519,9 +758,48 @@ describe('Helm chart and kustomize config', () => {
     expect((await helm(['list', '--namespace', releaseNs, '-q'])).stdout.trim()).toBe('');
   });
 
-  it('runs the operator under exactly the chart’s RBAC until its CRs are Ready', async () => {
+  it('runs the chart’s edge and operator (RBAC, args, Secrets) until CRs are Ready and a Tunnel is Online', async () => {
     t = await startTestServer();
     const [metricsPort, probePort] = [await freePort(), await freePort()];
+    const [tunnelPort, tlsPort, sshPort, edgeMetricsPort] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
+    // The Secrets the values name, made beforehand: the server's edge key, and a tunnel
+    // certificate with a ca.crt (which the chart finds with `lookup` and gives the operator).
+    const tunnelName = 'edge.chart.test';
+    const certificate = await selfSignedCertificate({
+      commonName: tunnelName,
+      validDays: 1,
+      dnsNames: [tunnelName],
+      ips: [],
+    });
+    const tlsDir = join(scratch, 'tunnel-tls');
+    mkdirSync(tlsDir);
+    writeFileSync(join(tlsDir, 'tls.crt'), certificate.certificatePem);
+    writeFileSync(join(tlsDir, 'tls.key'), certificate.privateKeyPem, { mode: 0o600 });
+    writeFileSync(join(tlsDir, 'ca.crt'), certificate.certificatePem);
+    await kubectl([
+      'create',
+      'secret',
+      'generic',
+      'chart-tunnel-tls',
+      '-n',
+      operatorNs,
+      '--type=kubernetes.io/tls',
+      ...['tls.crt', 'tls.key', 'ca.crt'].map((file) => `--from-file=${file}=${join(tlsDir, file)}`),
+    ]);
+    await kubectl([
+      'create',
+      'secret',
+      'generic',
+      'chart-edge-key',
+      '-n',
+      operatorNs,
+      `--from-literal=edge-key=${t.server.edgeKey}`,
+    ]);
     await helm([
       'install',
       operatorRelease,
@@ -540,6 +818,17 @@ describe('Helm chart and kustomize config', () => {
       `operator.metrics.port=${metricsPort}`,
       '--set',
       `operator.probePort=${probePort}`,
+      ...[
+        `edge.apiUrl=${t.baseUrl}`,
+        'edge.edgeKey.existingSecret=chart-edge-key',
+        'edge.tunnelCertificate.existingSecret=chart-tunnel-tls',
+        `edge.tunnelNames[0]=${tunnelName}`,
+        `edge.tunnel.containerPort=${tunnelPort}`,
+        `edge.tunnel.service.port=${tunnelPort}`,
+        `edge.tls.containerPort=${tlsPort}`,
+        `edge.ssh.containerPort=${sshPort}`,
+        `edge.metrics.port=${edgeMetricsPort}`,
+      ].flatMap((value) => ['--set', value]),
     ]);
     installed.set(operatorRelease, operatorNs);
     const prefix = `${operatorRelease}-edgeward`;
@@ -583,13 +872,66 @@ describe('Helm chart and kustomize config', () => {
       };
     }>(['get', '-n', operatorNs, 'deployment', serviceAccount]);
     const container = deployment?.spec.template.spec.containers[0];
-    const args = (container?.args ?? []).map((arg) =>
-      arg.startsWith('--api-key-file=') ? `--api-key-file=${apiKeyFile}` : arg,
+    expect(container?.args).toEqual(
+      expect.arrayContaining([
+        `--edge-addr=${prefix}-edge.${operatorNs}.svc:${tunnelPort}`,
+        '--edge-ca=/etc/edgeward/edge-ca/ca.crt',
+        `--edge-server-name=${tunnelName}`,
+      ]),
     );
+    // Files where the pod mounts them; the edge Service's name is not resolvable here.
+    const args = (container?.args ?? []).map((arg) => {
+      if (arg.startsWith('--api-key-file=')) return `--api-key-file=${apiKeyFile}`;
+      if (arg.startsWith('--edge-ca=')) return `--edge-ca=${join(tlsDir, 'ca.crt')}`;
+      if (arg.startsWith('--edge-addr=')) return `--edge-addr=127.0.0.1:${tunnelPort}`;
+      return arg;
+    });
     expect(args).toEqual(
       expect.arrayContaining(['operator', '--leader-elect', `--watch-namespaces=${workNs}`]),
     );
     const logLevel = container?.env.find((env) => env.name === 'LOG_LEVEL')?.value ?? 'info';
+
+    // The edge as its pod would run it: the chart's arguments and the key from the Secret it names.
+    const edgeDeployment = await getJson<Workload>(['get', '-n', operatorNs, 'deployment', `${prefix}-edge`]);
+    const edgeContainer = edgeDeployment?.spec.template.spec.containers[0];
+    const keyRef = edgeContainer?.env?.find((env) => env.name === 'EDGEWARD_EDGE_KEY')?.valueFrom
+      ?.secretKeyRef;
+    expect(keyRef).toEqual({ name: 'chart-edge-key', key: 'edge-key' });
+    const keySecret = await getJson<{ data: Record<string, string> }>([
+      'get',
+      '-n',
+      operatorNs,
+      'secret',
+      keyRef?.name ?? '',
+    ]);
+    const edgeArgs = (edgeContainer?.args ?? []).map((arg) => {
+      if (arg === '--data-dir=/data') return `--data-dir=${join(scratch, 'edge-data')}`;
+      return arg.replace('/etc/edgeward/tunnel-tls/', `${tlsDir}/`);
+    });
+    edgeProcess = spawnCli(edgeArgs, {
+      EDGEWARD_EDGE_KEY: Buffer.from(keySecret?.data[keyRef?.key ?? ''] ?? '', 'base64').toString(),
+    });
+    await edgeProcess.logLine((line) => line.msg === 'edgeward edge ready');
+    // What the readiness probe asks, on the port the chart gives it.
+    expect((await fetch(`http://127.0.0.1:${edgeMetricsPort}/readyz`)).status).toBe(200);
+    // Its tunnel endpoint serves the Secret's certificate, for the name the operator checks.
+    const authorized = await new Promise<boolean>((resolve, reject) => {
+      const socket = tlsConnect(
+        {
+          host: '127.0.0.1',
+          port: tunnelPort,
+          servername: tunnelName,
+          ca: certificate.certificatePem,
+          ALPNProtocols: ['edgeward-tunnel/1'],
+        },
+        () => {
+          resolve(socket.authorized);
+          socket.destroy();
+        },
+      );
+      socket.once('error', reject);
+    });
+    expect(authorized).toBe(true);
 
     operator = spawn(
       process.execPath,
@@ -638,6 +980,13 @@ describe('Helm chart and kustomize config', () => {
             tlsTermination: { terminateAt: 'upstream' },
             ipRestriction: { ipPolicyRefs: [{ name: 'chart-policy' }] },
           }),
+          // Its agent runs in the operator and dials the chart's edge with the chart's CA and name.
+          item('TunnelCredential', 'chart-tunnel', { acl: ['bind:app=chart'] }),
+          item('Tunnel', 'chart-tunnel', {
+            labels: { app: 'chart' },
+            forward: { url: 'tcp://127.0.0.1:9' },
+            credentialRef: { name: 'chart-tunnel' },
+          }),
         ],
       }),
     );
@@ -650,6 +999,10 @@ describe('Helm chart and kustomize config', () => {
     expect(credential.status?.id).toMatch(idPattern('cr'));
     expect(edge.status?.id).toMatch(idPattern('edgtls'));
     expect(bot.metadata.finalizers).toContain('edgeward.dev/finalizer');
+    const tunnel = await waitReady('tunnels', 'chart-tunnel');
+    expect(tunnel.status?.conditions?.find((c) => c.type === 'Ready')?.reason).toBe('Online');
+    const sessions = await t.api<{ tunnel_sessions: { id: string }[] }>('GET', '/tunnel_sessions');
+    expect(sessions.body.tunnel_sessions.map((session) => session.id)).toEqual([tunnel.status?.id]);
 
     const secret = await getJson<{
       data?: Record<string, string>;
@@ -714,5 +1067,7 @@ describe('Helm chart and kustomize config', () => {
     ]);
     expect(released?.spec.holderIdentity ?? '').toBe('');
     expect(operatorOutput).not.toMatch(/forbidden/i);
+    await edgeProcess.kill('SIGTERM');
+    edgeProcess = undefined;
   });
 });

@@ -109,3 +109,95 @@ app.kubernetes.io/component: {{ .component }}
   resourceNames: [{{ .Values.operator.leaderElectionId | quote }}]
   verbs: ["get", "update"]
 {{- end }}
+
+{{- define "edgeward.edge.fullname" -}}
+{{- printf "%s-edge" (include "edgeward.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The edge key Secret, read by the server (EDGEWARD_EDGE_KEY) and the edges: the user's, or the one
+this chart generates (only next to the server it makes: a server elsewhere has its own key).
+*/}}
+{{- define "edgeward.edge.keySecretName" -}}
+{{- if .Values.edge.edgeKey.existingSecret }}
+{{- .Values.edge.edgeKey.existingSecret }}
+{{- else if .Values.server.enabled }}
+{{- printf "%s-key" (include "edgeward.edge.fullname" .) }}
+{{- else }}
+{{- fail "edge.edgeKey.existingSecret is required when server.enabled is false: put the edge key of your server (edgeward server --print-edge-key) in a Secret, or set edge.enabled=false" }}
+{{- end }}
+{{- end }}
+
+{{/* The control plane the edges stream their configuration from. */}}
+{{- define "edgeward.edge.apiUrl" -}}
+{{- if .Values.edge.apiUrl }}
+{{- .Values.edge.apiUrl }}
+{{- else if .Values.server.enabled }}
+{{- printf "http://%s.%s.svc:%d" (include "edgeward.server.fullname" .) .Release.Namespace (int .Values.server.service.port) }}
+{{- else if .Values.operator.apiUrl }}
+{{- .Values.operator.apiUrl }}
+{{- else }}
+{{- fail "edge.apiUrl is required when server.enabled is false (or set operator.apiUrl)" }}
+{{- end }}
+{{- end }}
+
+{{/* Names of the tunnel certificate, as a JSON list: edge.tunnelNames, or the edge Service's in-cluster names. */}}
+{{- define "edgeward.edge.tunnelNames" -}}
+{{- if .Values.edge.tunnelNames }}
+{{- toJson .Values.edge.tunnelNames }}
+{{- else }}
+{{- $service := include "edgeward.edge.fullname" . }}
+{{- $ns := .Release.Namespace }}
+{{- list (printf "%s.%s.svc" $service $ns) (printf "%s.%s.svc.cluster.local" $service $ns) (printf "%s.%s" $service $ns) $service | toJson }}
+{{- end }}
+{{- end }}
+
+{{/* --edge-addr of the operator: operator.edge.addr, or the in-cluster edge Service's tunnel port. */}}
+{{- define "edgeward.operator.edgeAddr" -}}
+{{- if .Values.operator.edge.addr }}
+{{- .Values.operator.edge.addr }}
+{{- else if .Values.edge.enabled }}
+{{- if not .Values.edge.tunnel.service.enabled }}
+{{- fail "operator.edge.addr is required when edge.tunnel.service.enabled is false (the operator's agents dial the edge Service's tunnel port by default)" }}
+{{- end }}
+{{- printf "%s.%s.svc:%d" (include "edgeward.edge.fullname" .) .Release.Namespace (int .Values.edge.tunnel.service.port) }}
+{{- end }}
+{{- end }}
+
+{{/* Secret holding the CA of --edge-ca: operator.edge.ca, else the edges' tunnel certificate Secret; empty: none. */}}
+{{- define "edgeward.operator.edgeCaSecretName" -}}
+{{- if .Values.operator.edge.ca.existingSecret }}
+{{- .Values.operator.edge.ca.existingSecret }}
+{{- else if and .Values.edge.enabled .Values.edge.tunnelCertificate.existingSecret }}
+{{- .Values.edge.tunnelCertificate.existingSecret }}
+{{- end }}
+{{- end }}
+
+{{/*
+Key of that Secret: operator.edge.ca.key; for the tunnel certificate Secret edge.tunnelCertificate.caKey,
+else ca.crt when the Secret in the cluster has one (cert-manager writes it), else tls.crt (a
+self-signed certificate is its own CA). `helm template` sees no cluster: tls.crt unless caKey is set.
+*/}}
+{{- define "edgeward.operator.edgeCaKey" -}}
+{{- if .Values.operator.edge.ca.existingSecret }}
+{{- .Values.operator.edge.ca.key }}
+{{- else if .Values.edge.tunnelCertificate.caKey }}
+{{- .Values.edge.tunnelCertificate.caKey }}
+{{- else }}
+{{- $secret := lookup "v1" "Secret" .Release.Namespace .Values.edge.tunnelCertificate.existingSecret }}
+{{- if and $secret $secret.data (index $secret.data "ca.crt") }}
+{{- "ca.crt" }}
+{{- else }}
+{{- "tls.crt" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* --edge-server-name: operator.edge.serverName, or with the tunnel certificate Secret the first tunnel name. */}}
+{{- define "edgeward.operator.edgeServerName" -}}
+{{- if .Values.operator.edge.serverName }}
+{{- .Values.operator.edge.serverName }}
+{{- else if and .Values.edge.enabled .Values.edge.tunnelCertificate.existingSecret (not .Values.operator.edge.ca.existingSecret) }}
+{{- first (include "edgeward.edge.tunnelNames" . | fromJsonArray) }}
+{{- end }}
+{{- end }}
