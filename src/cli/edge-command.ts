@@ -1,6 +1,11 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { EDGE_FLAGS_HELP, type EdgeFlagDefaults, edgeFlagOptions } from './edge-flags.js';
+import {
+  EDGE_FLAGS_HELP,
+  type EdgeFlagDefaults,
+  edgeFlagOptions,
+  TCP_PORT_RANGE_OPTION,
+} from './edge-flags.js';
 import { startEdgeFromFlags } from './edge-runtime.js';
 
 const DEFAULTS: EdgeFlagDefaults = {
@@ -31,6 +36,7 @@ export async function edgeCommand(argv: string[]): Promise<number | undefined> {
       'data-dir': { type: 'string', default: './edgeward-edge' },
       help: { type: 'boolean', short: 'h' },
       ...edgeFlagOptions('', DEFAULTS),
+      ...TCP_PORT_RANGE_OPTION,
     },
     strict: true,
   });

@@ -21,6 +21,11 @@ export function parsePortRange(text: string, flag: string): { min: number; max: 
   return { min, max };
 }
 
+/** `--tcp-port-range`: the server gives new reserved addresses ports in it, an edge serves those. */
+export const TCP_PORT_RANGE_OPTION = {
+  'tcp-port-range': { type: 'string', default: '10000-65535' },
+} as const;
+
 /** The data plane's flags, shared by `edgeward edge` and `edgeward server --edge` (`prefix` "edge-"). */
 export function edgeFlagOptions(
   prefix: string,
@@ -37,7 +42,6 @@ export function edgeFlagOptions(
     [`${prefix}tunnel-key`]: { type: 'string' },
     [`${prefix}tunnel-name`]: { type: 'string', multiple: true },
     [`${prefix}ssh-host-key`]: { type: 'string' },
-    'tcp-port-range': { type: 'string', default: '10000-65535' },
     'drain-timeout': { type: 'string', default: '10' },
   };
 }

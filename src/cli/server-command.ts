@@ -4,7 +4,13 @@ import pino from 'pino';
 import { loadSecretKey } from '../server/crypto/secret-key-file.js';
 import { edgeKeyFor } from '../server/edge-feed/edge-key.js';
 import { startServer } from '../server/start.js';
-import { EDGE_FLAGS_HELP, type EdgeFlagDefaults, edgeFlagOptions } from './edge-flags.js';
+import {
+  EDGE_FLAGS_HELP,
+  type EdgeFlagDefaults,
+  edgeFlagOptions,
+  parsePortRange,
+  TCP_PORT_RANGE_OPTION,
+} from './edge-flags.js';
 import { startEdgeFromFlags } from './edge-runtime.js';
 
 /** `--edge`: one edge in the same process, on loopback unless told otherwise. */
@@ -26,6 +32,7 @@ const HELP = `usage: edgeward server [flags]
   --tls-cert FILE       serve HTTPS with this certificate chain (PEM) ...
   --tls-key FILE        ... and this private key (PEM)
   --tcp-addr-domain D   DNS suffix of reserved TCP addresses (default tcp.edgeward.dev)
+                        (--tcp-port-range, below, also sets the ports new reserved addresses get)
   --rate-limit N        requests per minute per API key owner, 0 disables (default 12000)
   --print-edge-key      print the key edges authenticate with (EDGEWARD_EDGE_KEY of edgeward edge), then exit
   --edge                also run an edge (the data plane) in this process; its files go to DIR/edge
@@ -54,6 +61,7 @@ export async function serverCommand(argv: string[]): Promise<number | undefined>
       edge: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       ...edgeFlagOptions('edge-', EDGE_DEFAULTS),
+      ...TCP_PORT_RANGE_OPTION,
     },
     strict: true,
   });
@@ -88,6 +96,7 @@ export async function serverCommand(argv: string[]): Promise<number | undefined>
     tlsCertFile: values['tls-cert'],
     tlsKeyFile: values['tls-key'],
     tcpAddrDomain: values['tcp-addr-domain'],
+    tcpPortRange: parsePortRange(values['tcp-port-range'] ?? '10000-65535', '--tcp-port-range'),
     rateLimitPerMinute: rateLimit,
     adminApiKey: process.env.EDGEWARD_ADMIN_API_KEY,
     secretKey: process.env.EDGEWARD_SECRET_KEY,

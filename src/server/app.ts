@@ -17,6 +17,7 @@ import { methodNotAllowedPlugin } from './plugins/method-not-allowed.js';
 import { openApiPlugin } from './plugins/openapi.js';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, rateLimitPlugin } from './plugins/rate-limit.js';
 import { registerRoutes } from './routes/index.js';
+import { RESERVED_PORT_MAX, RESERVED_PORT_MIN } from './routes/reserved-addrs.js';
 import { type BootstrapResult, bootstrapAdmin } from './store/bootstrap.js';
 import { openDatabase } from './store/database.js';
 import { rfc3339 } from './time/rfc3339.js';
@@ -27,6 +28,8 @@ export interface AppOptions {
   /** Public URL of the API; when absent, `setBaseUrl` must be called once the listen address is known. */
   baseUrl?: string | undefined;
   tcpAddrDomain?: string | undefined;
+  /** Ports of new reserved addresses (default 10000-65535). */
+  tcpPortRange?: { min: number; max: number } | undefined;
   /** `EDGEWARD_ADMIN_API_KEY`: bootstraps the admin key. */
   adminApiKey?: string | undefined;
   /** `EDGEWARD_SECRET_KEY`: base64 key that seals secrets at rest. */
@@ -71,6 +74,7 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
   const settings: ServerSettings = {
     baseUrl: options.baseUrl?.replace(/\/+$/, ''),
     tcpAddrDomain: options.tcpAddrDomain ?? 'tcp.edgeward.dev',
+    tcpPortRange: options.tcpPortRange ?? { min: RESERVED_PORT_MIN, max: RESERVED_PORT_MAX },
   };
 
   const app = Fastify({

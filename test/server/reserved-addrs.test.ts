@@ -246,4 +246,20 @@ describe('reserved addresses', () => {
     expect(second.body).toEqual(first.body);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
   });
+
+  it("gives new addresses ports in the server's --tcp-port-range, which edges are told to serve", async () => {
+    const narrow = await startTestServer({ tcpPortRange: { min: 20000, max: 20019 } });
+    try {
+      const ports: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const response = await narrow.api('POST', '/reserved_addrs', {});
+        expect(response.status, response.text).toBe(201);
+        ports.push(Number(String(response.body.addr).split(':').pop()));
+      }
+      expect(ports.every((port) => port >= 20000 && port <= 20019)).toBe(true);
+      expect(new Set(ports).size).toBe(10);
+    } finally {
+      await narrow.stop();
+    }
+  });
 });

@@ -68,7 +68,11 @@ function postgresAdminUrl(): string | undefined {
  * the `postgres` project a fresh PostgreSQL database (dropped on stop) with its own secret key.
  */
 export async function startTestServer(
-  options: { dataDir?: string; rateLimitPerMinute?: number } = {},
+  options: {
+    dataDir?: string;
+    rateLimitPerMinute?: number;
+    tcpPortRange?: { min: number; max: number };
+  } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'edgeward-test-'));
   const adminUrl = postgresAdminUrl();
@@ -85,6 +89,7 @@ export async function startTestServer(
       adminApiKey: ADMIN_KEY,
       logger: false,
       rateLimitPerMinute: options.rateLimitPerMinute,
+      tcpPortRange: options.tcpPortRange,
       // Every response of every test is checked against the schema the OpenAPI document states.
       validateResponses: true,
     });

@@ -18,6 +18,8 @@ export interface ServerSettings {
   baseUrl: string | undefined;
   /** DNS suffix of reserved TCP addresses, e.g. `tcp.edgeward.dev` -> `us.tcp.edgeward.dev:12345`. */
   tcpAddrDomain: string;
+  /** Ports new reserved addresses are given: the edges' `--tcp-port-range` should cover them. */
+  tcpPortRange: { min: number; max: number };
 }
 
 /** Everything a route handler may use. `db` is a transaction for writes. */

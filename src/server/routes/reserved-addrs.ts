@@ -90,6 +90,7 @@ export async function reservedAddrRoutes(app: FastifyInstance): Promise<void> {
           endpoint_configuration_id: null,
         },
         ctx.settings.tcpAddrDomain,
+        () => randomInt(ctx.settings.tcpPortRange.min, ctx.settings.tcpPortRange.max + 1),
       );
       return reservedAddrToWire(row, ctx);
     },
