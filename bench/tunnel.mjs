@@ -1,7 +1,16 @@
-// Tunnel benchmark: HTTP req/s + latency and raw TCP throughput through edgeward's tunnel, next to
-// a direct connection, OpenSSH remote forwarding (`ssh -R`) and rathole (tcp, tls and noise
-// transports), all on 127.0.0.1 in one run so the ratios are fair. Every run is bounded.
+// Tunnel benchmark: HTTP req/s + latency and raw TCP throughput through edgeward, next to a direct
+// connection, OpenSSH remote forwarding (`ssh -R`) and rathole (tcp, tls and noise transports), all
+// on 127.0.0.1 in one run so the ratios are fair. Every run is bounded.
 //   node bench/tunnel.mjs
+// Scenarios (BENCH_SCENARIOS, comma separated):
+//   direct              client → service
+//   edgeward            the product as installed: `edgeward server` (control plane), a separate
+//                       `edgeward edge`, and one `edgeward agent` per service, all from dist/cli.js and
+//                       configured through the HTTP API (credential, tunnel group, reserved address,
+//                       TCP edge); the public client connects to the TCP edge's port
+//   transport           "edgeward transport only": TunnelEndpoint + Agent from dist/ assembled by hand
+//                       (no control plane, a plain TCP front), to tell the transport from the product
+//   openssh, rathole    the baselines
 // Env knobs (defaults in brackets):
 //   BENCH_SECONDS [10]           autocannon duration per scenario; BENCH_WARMUP_SECONDS [1] before it
 //   BENCH_CONNECTIONS [50]       autocannon connections
@@ -10,23 +19,42 @@
 //   BENCH_PARALLEL [4]           connections of the parallel upload
 //   BENCH_TRANSFER_TIMEOUT [120] seconds before one transfer counts as failed
 //   BENCH_TRANSFER_TRIES [3]     tries per transfer until one is complete (failures are reported)
-//   BENCH_SCENARIOS [direct,edgeward,openssh,rathole]   which scenarios to run
+//   BENCH_SMALL_DOWNLOADS [20]   then this many downloads of 1–4 MiB (random sizes), each checked for
+//                                a short read: the tail a half-closed target or a reset stream loses
+//   BENCH_SCENARIOS [direct,edgeward,transport,openssh,rathole]   which scenarios to run
 //   BENCH_RATHOLE_TRANSPORTS [tcp,tls,noise]            rathole transports to run
 //   BENCH_SSH_CIPHER             an OpenSSH cipher to force (default: the client's first choice)
-//   BENCH_H2_WINDOW              experiment: also run edgeward with this HTTP/2 window (bytes) set
-//                                on both sides (stream initialWindowSize + connection window), by
-//                                patching node:http2 in the bench's child processes, src/ untouched
+//   BENCH_H2_WINDOW              experiment: also run "edgeward transport only" with this HTTP/2 window
+//                                (bytes) on both sides (stream initialWindowSize + connection window),
+//                                by patching node:http2 in the bench's child processes, src/ untouched
+//   BENCH_CPU_PROF               a directory: run the edgeward edge and agents with
+//                                `node --cpu-prof --cpu-prof-dir DIR` (profiles written when they stop)
 //   BENCH_BUILD [1]              0 skips `npm run build` (the bench runs edgeward from dist/)
-//   BENCH_DIST [dist/]           run the edge and agent from another build (e.g. a patched copy)
+//   BENCH_DIST [dist/]           run edgeward from another build (a patched copy; keep it inside the
+//                                repository, e.g. ./dist-patched, so node_modules and package.json resolve)
 //   RATHOLE_BIN, RATHOLE_VERSION, RATHOLE_FEATURES: see bench/tools/rathole.mjs
-// Processes: the load generator is this process; the services (HTTP hello + bulk sink/source), the
-// edge and the agent each run in a child process of their own (`node bench/tunnel.mjs --role X`).
+// Processes: the load generator is this process; the services (HTTP hello + bulk sink/source) run in
+// a child process of their own; so do the edgeward server, edge and agents (each under a small
+// `--role guard` parent that stops it when this process goes), and the hand-assembled edge and agent
+// (`node bench/tunnel.mjs --role edge|agent`).
+// The `cpu` columns: CPU time of the tunnel's own processes (edge + agents, sshd + ssh, rathole
+// server + client; not the services, not the load generator, not the control plane), read from /proc,
+// per HTTP request and per GiB moved by the three bulk transfers.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
-import { cpus, tmpdir, userInfo } from 'node:os';
+import { cpus, loadavg, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -50,6 +78,33 @@ function exitWithParent() {
 
 function announce(info) {
   process.stdout.write(`${JSON.stringify(info)}\n`);
+}
+
+/**
+ * `--role guard -- COMMAND ARGS…`: runs COMMAND with this process's stdout and stderr (no copy in
+ * between, so it costs nothing while data flows), and stops it when the bench goes: stdin closing
+ * (even if the bench was killed -9) or SIGTERM. Exits with COMMAND's code.
+ */
+function runGuard(argv) {
+  const [command, ...args] = argv.slice(argv.indexOf('--') + 1);
+  const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+  let stopping = false;
+  const stopChild = () => {
+    if (stopping) return;
+    stopping = true;
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 2500).unref();
+  };
+  process.stdin.resume();
+  process.stdin.on('end', stopChild);
+  process.stdin.on('error', stopChild);
+  process.on('SIGTERM', stopChild);
+  process.on('SIGINT', stopChild);
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 : 1)));
+  child.on('error', (error) => {
+    console.error(`guard: ${command}: ${error.message}`);
+    process.exit(127);
+  });
 }
 
 /** The services behind every tunnel: a node:http hello-world, and a bulk TCP sink/source. */
@@ -139,14 +194,15 @@ async function patchHttp2Window(window) {
   http2.connect = (authority, options = {}, listener) => {
     const settings = { ...options.settings, ...stream, ...frame };
     const session = connect(authority, { ...options, settings }, listener);
-    if (connection) session.once('connect', () => session.setLocalWindowSize(window));
+    // After the caller's own 'connect' handlers (src/ sets its window there), so this one wins.
+    if (connection) session.once('connect', () => setImmediate(() => session.setLocalWindowSize(window)));
     return session;
   };
   const createServer = http2.createServer;
   http2.createServer = (options = {}, handler) => {
     const settings = { ...options.settings, ...stream, ...frame };
     const server = createServer({ ...options, settings }, handler);
-    if (connection) server.on('session', (session) => session.setLocalWindowSize(window));
+    if (connection) server.on('session', (session) => setImmediate(() => session.setLocalWindowSize(window)));
     return server;
   };
 }
@@ -238,9 +294,11 @@ async function main() {
   const parallel = Number(env('BENCH_PARALLEL', 4));
   const transferTimeoutMs = Number(env('BENCH_TRANSFER_TIMEOUT', 120)) * 1000;
   const tries = Number(env('BENCH_TRANSFER_TRIES', 3));
-  const wanted = new Set(env('BENCH_SCENARIOS', 'direct,edgeward,openssh,rathole').split(','));
+  const smallDownloads = Number(env('BENCH_SMALL_DOWNLOADS', 20));
+  const wanted = new Set(env('BENCH_SCENARIOS', 'direct,edgeward,transport,openssh,rathole').split(','));
   const ratholeTransports = env('BENCH_RATHOLE_TRANSPORTS', 'tcp,tls,noise').split(',');
   const h2Window = process.env.BENCH_H2_WINDOW ? Number(process.env.BENCH_H2_WINDOW) : undefined;
+  const cpuProfDir = process.env.BENCH_CPU_PROF || undefined;
   const { default: autocannon } = await import('autocannon');
 
   const children = [];
@@ -252,8 +310,16 @@ async function main() {
 
   const log = (line) => console.error(`[bench] ${line}`);
   const started = Date.now();
+  // The machine may be shared: say how busy it was, before and after.
+  const loadAverage = () =>
+    loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ');
+  const loadBefore = loadAverage();
+  const busyBefore = machineBusySeconds();
+  const benchCpuBefore = treeCpuSeconds([process.pid]);
 
-  if (env('BENCH_BUILD', '1') !== '0' && wanted.has('edgeward')) {
+  if (env('BENCH_BUILD', '1') !== '0' && (wanted.has('edgeward') || wanted.has('transport'))) {
     log('npm run build (BENCH_BUILD=0 skips)');
     const build = spawnSync('npm', ['run', 'build'], { cwd: root, encoding: 'utf8' });
     if (build.status !== 0)
@@ -294,6 +360,63 @@ async function main() {
     child.kill('SIGTERM');
     await Promise.race([exited, sleep(3000).then(() => child.kill('SIGKILL'))]);
   };
+  /**
+   * `node [nodeArgs] dist/cli.js ARGS` under a guard; `logLine(match)` waits for the first JSON log
+   * line (stdout or stderr) that `match` accepts.
+   */
+  function startCli(args, extraEnv = {}, nodeArgs = []) {
+    const child = spawn(
+      process.execPath,
+      [self, '--role', 'guard', '--', process.execPath, ...nodeArgs, join(dist, 'cli.js'), ...args],
+      { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info', ...extraEnv } },
+    );
+    children.push(child);
+    let output = '';
+    const lines = [];
+    let partial = '';
+    const waiters = new Set();
+    const onData = (chunk) => {
+      const text = chunk.toString();
+      output = (output + text).slice(-8000);
+      partial += text;
+      const complete = partial.split('\n');
+      partial = complete.pop();
+      for (const line of complete) {
+        if (!line.startsWith('{')) continue;
+        try {
+          lines.push(JSON.parse(line));
+        } catch {}
+      }
+      for (const waiter of waiters) waiter();
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', () => {
+      for (const waiter of waiters) waiter();
+    });
+    const logLine = (match, timeoutMs = 20_000) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`edgeward ${args[0]}: no matching log line in ${timeoutMs} ms:\n${output}`));
+        }, timeoutMs);
+        const check = () => {
+          const line = lines.find(match);
+          if (line || child.exitCode !== null || child.signalCode !== null) {
+            waiters.delete(check);
+            clearTimeout(timer);
+            if (line) resolve(line);
+            else
+              reject(
+                new Error(`edgeward ${args[0]} exited (${child.exitCode ?? child.signalCode}):\n${output}`),
+              );
+          }
+        };
+        waiters.add(check);
+        check();
+      });
+    return { child, logLine, output: () => output };
+  }
 
   const services = await startRole('services').info;
   log(`services: http hello on :${services.http}, bulk sink/source on :${services.bulk}`);
@@ -313,7 +436,113 @@ async function main() {
         };
       },
     });
-  const edgewardScenario = (name, window) => ({
+  // The product as installed: control plane, a separate edge (as a production edge runs), and one
+  // agent per service, each binding its own labels, which a TCP edge's tunnel group selects.
+  const edgewardProduct = {
+    name: 'edgeward',
+    async setup() {
+      if (!existsSync(join(dist, 'cli.js'))) throw new Skip(`${dist}/cli.js not found (run npm run build)`);
+      const data = mkdtempSync(join(dir, 'edgeward-'));
+      const adminKey = `ewk_bench_${randomBytes(16).toString('hex')}`;
+      const profile = cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : [];
+      const started = [];
+      const teardown = async () => {
+        for (const running of started.reverse()) await stop(running.child);
+      };
+      try {
+        const server = startCli(['server', '--data-dir', data, '--port', '0', '--rate-limit', '0'], {
+          EDGEWARD_ADMIN_API_KEY: adminKey,
+        });
+        started.push(server);
+        const apiUrl = String((await server.logLine((line) => line.msg === 'edgeward server ready')).listen);
+        const edgeKey = execFileSync(
+          process.execPath,
+          [join(dist, 'cli.js'), 'server', '--data-dir', data, '--print-edge-key'],
+          { encoding: 'utf8' },
+        ).trim();
+        const edgeDir = join(data, 'edge');
+        const edge = startCli(
+          [
+            'edge',
+            '--api-url',
+            apiUrl,
+            '--data-dir',
+            edgeDir,
+            '--tunnel-addr',
+            '127.0.0.1:0',
+            '--tls-addr',
+            'off',
+            '--ssh-addr',
+            'off',
+            '--metrics-addr',
+            'off',
+            '--tcp-host',
+            '127.0.0.1',
+          ],
+          { EDGEWARD_EDGE_KEY: edgeKey },
+          profile,
+        );
+        started.push(edge);
+        const ready = await edge.logLine((line) => line.msg === 'edgeward edge ready');
+        const tunnelPort = Number(ready.tunnelPort);
+        const api = apiClient(apiUrl, adminKey);
+        const credential = await api('POST', '/credentials', { description: 'edgeward bench agents' });
+        const ports = {};
+        const agents = [];
+        for (const [svc, servicePort] of [
+          ['hello', services.http],
+          ['bulk', services.bulk],
+        ]) {
+          const backend = await api('POST', '/backends/tunnel_group', { labels: { app: 'bench', svc } });
+          const reserved = await reserveFreeAddr(api);
+          await api('POST', '/edges/tcp', {
+            description: `edgeward bench ${svc}`,
+            hostports: [reserved.addr],
+            backend: { backend_id: backend.id },
+          });
+          ports[svc] = reserved.port;
+          const agent = startCli(
+            [
+              'agent',
+              '--edge-addr',
+              `127.0.0.1:${tunnelPort}`,
+              '--edge-ca',
+              join(edgeDir, 'tunnel.crt'),
+              '--server-name',
+              'localhost',
+              '--label',
+              'app=bench',
+              '--label',
+              `svc=${svc}`,
+              '--forward',
+              `tcp://127.0.0.1:${servicePort}`,
+              '--no-exec-restart',
+              '--no-update-check',
+            ],
+            { EDGEWARD_AUTHTOKEN: String(credential.token) },
+            profile,
+          );
+          started.push(agent);
+          agents.push(agent);
+        }
+        await Promise.all(
+          agents.map((agent) => agent.logLine((line) => line.msg === 'session opened', 15_000)),
+        );
+        return {
+          httpPort: ports.hello,
+          bulkPort: ports.bulk,
+          note: `edgeward server + edgeward edge + 2 × edgeward agent (${dist}/cli.js), TCP edges set up through the API; TLS 1.3 + HTTP/2${cpuProfDir ? `; CPU profiles in ${cpuProfDir}` : ''}`,
+          pids: [edge, ...agents].map(({ child }) => child.pid),
+          teardown,
+        };
+      } catch (error) {
+        await teardown();
+        throw error;
+      }
+    },
+  };
+  // The transport alone, assembled by hand from dist/ modules: no control plane, a plain TCP front.
+  const transportScenario = (name, window) => ({
     name,
     async setup() {
       if (
@@ -342,7 +571,8 @@ async function main() {
       return {
         httpPort: edgeInfo.fronts.http,
         bulkPort: edgeInfo.fronts.bulk,
-        note: `TLS 1.3 + HTTP/2, edge and agent in 2 processes${window ? `, h2 windows ${window} B (patched)` : ''}`,
+        note: `TunnelEndpoint + a plain TCP front, and Agent × 2, from dist/ modules in 2 processes (no control plane); TLS 1.3 + HTTP/2${window ? `, h2 windows ${window} B (patched)` : ''}`,
+        pids: [edge.child.pid, agent.child.pid],
         teardown: async () => {
           await stop(agent.child);
           await stop(edge.child);
@@ -350,10 +580,10 @@ async function main() {
       };
     },
   });
-  if (wanted.has('edgeward')) {
-    scenarios.push(edgewardScenario('edgeward'));
-    if (h2Window) scenarios.push(edgewardScenario(`edgeward h2win=${h2Window}`, h2Window));
-  }
+  if (wanted.has('edgeward')) scenarios.push(edgewardProduct);
+  if (wanted.has('transport')) scenarios.push(transportScenario('edgeward transport only'));
+  if (h2Window && (wanted.has('transport') || wanted.has('edgeward')))
+    scenarios.push(transportScenario(`edgeward transport only h2win=${h2Window}`, h2Window));
   if (wanted.has('openssh'))
     scenarios.push({ name: 'OpenSSH -R', setup: () => setupOpenssh(dir, services, startChild, stop) });
   if (wanted.has('rathole')) {
@@ -397,17 +627,26 @@ async function main() {
     try {
       const url = `http://127.0.0.1:${setup.httpPort}/`;
       if (warmup > 0) await autocannon({ url, connections, duration: warmup });
+      const cpu = () => treeCpuSeconds(setup.pids);
+      const cpuBeforeLoad = cpu();
       const load = await autocannon({ url, connections, duration: seconds });
+      const cpuLoad = cpuBeforeLoad === undefined ? undefined : cpu() - cpuBeforeLoad;
+      const cpuPerRequest =
+        cpuLoad === undefined || !load.requests.total
+          ? '—'
+          : Math.round((cpuLoad / load.requests.total) * 1e6);
       log(
-        `  http: ${Math.round(load.requests.average)} req/s, p50 ${load.latency.p50} ms, p99 ${load.latency.p99} ms`,
+        `  http: ${Math.round(load.requests.average)} req/s, p50 ${load.latency.p50} ms, p99 ${load.latency.p99} ms${cpuLoad === undefined ? '' : `, tunnel CPU ${cpuLoad.toFixed(1)} s (${cpuPerRequest} µs/req)`}`,
       );
       const bytes = mib * 1024 * 1024;
       // A transfer that fails (e.g. a download cut short) is tried again, up to `tries` times; every
       // failure is listed in the integrity column, and a cell with no clean try shows the error.
       const failures = [];
+      let attempts = 0;
       const measure = async (label, mode, count) => {
         let result;
         for (let attempt = 1; attempt <= tries; attempt++) {
+          attempts++;
           result = await transfer(setup.bulkPort, mode, bytes, count, transferTimeoutMs);
           log(`  ${label}: ${fmtRate(result)}${tries > 1 ? ` [try ${attempt}]` : ''}`);
           if (result.rate !== undefined) break;
@@ -415,9 +654,26 @@ async function main() {
         }
         return result;
       };
+      const cpuBeforeBulk = cpu();
       const up1 = await measure('upload 1 conn', 'U', 1);
       const upN = await measure(`upload ${parallel} conns`, 'U', parallel);
       const down1 = await measure('download 1 conn', 'D', 1);
+      // Per GiB offered: a failed try counts as moved (it is rare, and it is listed).
+      const cpuBulk = cpuBeforeBulk === undefined ? undefined : cpu() - cpuBeforeBulk;
+      const cpuPerGib =
+        cpuBulk === undefined ? '—' : Number((cpuBulk / ((attempts * mib) / 1024)).toFixed(2));
+      if (cpuBulk !== undefined) log(`  bulk: tunnel CPU ${cpuBulk.toFixed(1)} s (${cpuPerGib} s/GiB)`);
+      const bulkFailures = failures.length;
+      // Short downloads: when the service has sent everything and closed, every byte must still arrive.
+      let short = 0;
+      for (let index = 1; index <= smallDownloads; index++) {
+        const size = 1024 * 1024 + Math.floor(Math.random() * 3 * 1024 * 1024);
+        const result = await transfer(setup.bulkPort, 'D', size, 1, 10_000);
+        if (result.rate !== undefined) continue;
+        short++;
+        failures.push(`small download ${index} (${size} B): ${result.error}`);
+      }
+      if (smallDownloads > 0) log(`  small downloads: ${short} of ${smallDownloads} short`);
       rows.push({
         scenario: scenario.name,
         'req/s': Math.round(load.requests.average),
@@ -426,8 +682,10 @@ async function main() {
         'MiB/s up 1': up1.rate ?? up1.error,
         [`MiB/s up ${parallel}`]: upN.rate ?? upN.error,
         'MiB/s down 1': down1.rate ?? down1.error,
+        'cpu µs/req': cpuPerRequest,
+        'cpu s/GiB': cpuPerGib,
         'http errors': load.errors + load.timeouts + load.non2xx,
-        integrity: failures.length === 0 ? 'ok' : `${failures.length} failed transfer(s)`,
+        integrity: `${attempts - bulkFailures}/${attempts} complete${smallDownloads > 0 ? `, ${short}/${smallDownloads} short` : ''}`,
         failures,
         path: setup.note,
       });
@@ -467,6 +725,7 @@ async function main() {
         'MiB/s up 1': ratio(edgeward['MiB/s up 1'], base['MiB/s up 1']),
         [up]: ratio(edgeward[up], base[up]),
         'MiB/s down 1': ratio(edgeward['MiB/s down 1'], base['MiB/s down 1']),
+        'cpu s/GiB (lower is better)': ratio(edgeward['cpu s/GiB'], base['cpu s/GiB']),
       })),
     );
     console.log(
@@ -474,7 +733,16 @@ async function main() {
     );
     console.table(ratios);
   }
-  console.log(`total bench time: ${Math.round((Date.now() - started) / 1000)} s`);
+  const elapsed = (Date.now() - started) / 1000;
+  const busy = machineBusySeconds();
+  const benchCpu = treeCpuSeconds([process.pid]);
+  const others =
+    busy === undefined || busyBefore === undefined || benchCpu === undefined || benchCpuBefore === undefined
+      ? ''
+      : `; other processes on this machine used ${((busy - busyBefore - (benchCpu - benchCpuBefore)) / elapsed).toFixed(2)} cores on average meanwhile (the bench ${((benchCpu - benchCpuBefore) / elapsed).toFixed(2)})`;
+  console.log(
+    `total bench time: ${Math.round(elapsed)} s; load average (1/5/15 min) before ${loadBefore}, after ${loadAverage()}${others}`,
+  );
   process.exit(0);
 }
 
@@ -504,6 +772,105 @@ async function freePort() {
   const { port } = probe.address();
   await new Promise((resolve) => probe.close(resolve));
   return port;
+}
+
+/** Calls the edgeward API as the admin; resolves with the JSON answer, throws on an error status. */
+function apiClient(apiUrl, adminKey) {
+  return async (method, path, body) => {
+    const response = await fetch(`${apiUrl}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${adminKey}`,
+        'svc-version': '2',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status} ${text}`);
+    return text ? JSON.parse(text) : {};
+  };
+}
+
+/**
+ * A reserved address (`us.tcp.edgeward.dev:PORT`, the port drawn at random by the API) whose port
+ * nothing on this machine holds, so the edge can listen on it; `{ addr, port }`.
+ */
+async function reserveFreeAddr(api) {
+  const taken = [];
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const reserved = await api('POST', '/reserved_addrs', { description: 'edgeward bench' });
+    const port = Number(String(reserved.addr).slice(String(reserved.addr).lastIndexOf(':') + 1));
+    if (await portFree(port)) return { addr: reserved.addr, port };
+    taken.push(port);
+  }
+  throw new Error(`the reserved addresses' ports ${taken.join(', ')} are all in use here`);
+}
+
+function portFree(port) {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
+/** Clock ticks per second of /proc/PID/stat's times. */
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/**
+ * CPU seconds (user + system, including reaped children) used so far by the processes `roots` and
+ * all their descendants (sshd forks per session, the guards run the edgeward CLI); undefined without
+ * /proc or without roots.
+ */
+function treeCpuSeconds(roots) {
+  if (!roots?.length || !existsSync('/proc/self/stat')) return undefined;
+  const procs = new Map();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // Field 2 (comm) is in parentheses and may hold spaces; fields 3… follow the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    procs.set(Number(name), { ppid: Number(fields[1]), ticks });
+  }
+  const wanted = new Set(roots.filter((pid) => procs.has(pid)));
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, { ppid }] of procs)
+      if (!wanted.has(pid) && wanted.has(ppid)) {
+        wanted.add(pid);
+        grew = true;
+      }
+  }
+  let ticks = 0;
+  for (const pid of wanted) ticks += procs.get(pid).ticks;
+  return ticks / CLOCK_TICKS;
+}
+
+/** CPU seconds the whole machine has been busy (all cores: user, nice, system, irq, softirq). */
+function machineBusySeconds() {
+  try {
+    const [, user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    return (user + nice + system + irq + softirq) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
 }
 
 /** One bulk connection: 'U' pushes `bytes` and waits for the sink's ack; 'D' reads `bytes`. */
@@ -722,6 +1089,7 @@ async function setupOpenssh(dir, services, startChild, stop) {
     httpPort: httpFront,
     bulkPort: bulkFront,
     note: `${sshVersion()}, cipher ${chosen}; sshd and ssh are separate processes (sshd forks one per session)`,
+    pids: [daemon.child.pid, client.child.pid],
     teardown: async () => {
       await stop(client.child);
       await stop(daemon.child);
@@ -799,6 +1167,7 @@ async function setupRathole(dir, rathole, transport, pki, services, startChild, 
     httpPort: fronts.http,
     bulkPort: fronts.bulk,
     note: `rathole ${rathole.version}, ${transport} transport${transport === 'tls' ? ' (native-tls/OpenSSL)' : transport === 'noise' ? ' (Noise_NK_25519_ChaChaPoly_BLAKE2s)' : ' (plaintext)'}, one transport connection per carried connection`,
+    pids: [serverProcess.child.pid, clientProcess.child.pid],
     teardown: async () => {
       await stop(clientProcess.child);
       await stop(serverProcess.child);
@@ -809,7 +1178,8 @@ async function setupRathole(dir, rathole, transport, pki, services, startChild, 
 /** A baseline whose tool is missing: printed with its reason, never a made-up figure. */
 class Skip extends Error {}
 
-if (role === 'services') await runServices();
+if (role === 'guard') runGuard(process.argv);
+else if (role === 'services') await runServices();
 else if (role === 'edge') await runEdge(JSON.parse(process.env.BENCH_ROLE_CONFIG));
 else if (role === 'agent') await runAgent(JSON.parse(process.env.BENCH_ROLE_CONFIG));
 else await main();
