@@ -74,6 +74,8 @@ export class Edge {
   #tcpRoutes = new Map<number, TcpRoute>();
   readonly #configWaiters = new Set<() => void>();
   #feedOpen = false;
+  /** Draining: a configuration arriving now must not open listeners again. */
+  #stopping = false;
   #firstConfig: Promise<void>;
   #resolveFirstConfig!: () => void;
 
@@ -172,7 +174,7 @@ export class Edge {
     }
     if (this.#ssh && this.options.ssh) {
       this.#ssh.on('session', (session) => {
-        this.#onSession(session).catch(() => {}); // reported below; the session is online regardless
+        void this.#onSession(session); // never rejects: a failed report is logged and retried on reconnect
       });
       this.#ssh.on('refused', (ip, reason) => this.#log.warn({ ip, reason }, 'SSH connection refused'));
       this.sshPort = (await this.#ssh.listen(this.options.ssh.port, this.options.ssh.host)).port;
@@ -182,6 +184,7 @@ export class Edge {
 
   /** Graceful stop: no new connections or sessions, carried connections get `drainTimeoutMs`. */
   async stop(): Promise<void> {
+    this.#stopping = true;
     // Stop accepting first; `closed` settles once the last carried connection is gone.
     const listenersClosed = this.#tcp.close();
     const tlsClosed = this.#tls?.close(this.options.drainTimeoutMs ?? 10_000);
@@ -336,7 +339,7 @@ export class Edge {
     this.#closeSessionsNoLongerAllowed(config);
     this.#tcpRoutes = this.#compileTcpRoutes(config);
     this.#tlsRoutes.apply(config);
-    this.#tcp.apply(new Set(this.#tcpRoutes.keys()));
+    if (!this.#stopping) this.#tcp.apply(new Set(this.#tcpRoutes.keys()));
     this.#log.info(
       { revision: config.revision, tcpPorts: [...this.#tcpRoutes.keys()] },
       'configuration applied',

@@ -240,6 +240,11 @@ export class EdgeFeed {
 
   #scheduleRefresh(): void {
     if (this.#closed) return;
+    if (this.#connections.size === 0) {
+      // No edge to tell: build the next snapshot when one connects, not on every write.
+      this.#config = undefined;
+      return;
+    }
     if (this.#refresh) {
       this.#refreshAgain = true;
       return;
