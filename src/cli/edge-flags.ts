@@ -54,19 +54,42 @@ export interface EdgeFlagDefaults {
   metricsAddr: string;
 }
 
-export const EDGE_FLAGS_HELP = (
-  prefix: string,
-  defaults: EdgeFlagDefaults,
-) => `  --${prefix}tunnel-addr A   where agents connect (TLS; default ${defaults.tunnelAddr})
-  --${prefix}tls-addr A      the public TLS listener of TLS edges, routed by SNI (default ${defaults.tlsAddr}; off disables)
-  --${prefix}ssh-addr A      where OpenSSH clients open tunnels (default ${defaults.sshAddr}; off disables)
-  --${prefix}tcp-host H      interface of TCP edges' ports (default ${defaults.tcpHost})
-  --tcp-port-range A-B  ports of reserved addresses this edge serves (default 10000-65535)
-  --${prefix}region R        region whose reserved addresses this edge serves (default us)
-  --drain-timeout S     on SIGTERM, how long open connections may finish before they are cut (default 10)
-  --${prefix}metrics-addr A  /metrics, /healthz, /readyz (default ${defaults.metricsAddr}; off disables)
-  --${prefix}tunnel-cert F, --${prefix}tunnel-key F
-                        the tunnel endpoint's certificate; default: generated once in the data dir
-  --${prefix}ssh-host-key F  the SSH endpoint's host key (PEM); default: generated once in the data dir
-  --${prefix}tunnel-name N   a name of the generated certificate (repeatable; default localhost, 127.0.0.1, ${hostname()})
-`;
+/** The help lines of `edgeFlagOptions`, aligned like the rest of each command's help. */
+export function EDGE_FLAGS_HELP(prefix: string, defaults: EdgeFlagDefaults): string {
+  const rows: [string, string][] = [
+    [`--${prefix}tunnel-addr A`, `where agents connect (TLS; default ${defaults.tunnelAddr})`],
+    [
+      `--${prefix}tls-addr A`,
+      `the public TLS listener of TLS edges, routed by SNI (default ${defaults.tlsAddr}; off disables)`,
+    ],
+    [
+      `--${prefix}ssh-addr A`,
+      `where OpenSSH clients open tunnels (default ${defaults.sshAddr}; off disables)`,
+    ],
+    [`--${prefix}tcp-host H`, `interface of TCP edges' ports (default ${defaults.tcpHost})`],
+    [
+      '--tcp-port-range A-B',
+      'ports of reserved addresses (the server gives them, edges serve them; default 10000-65535)',
+    ],
+    [`--${prefix}region R`, 'region whose reserved addresses this edge serves (default us)'],
+    [
+      '--drain-timeout S',
+      'on SIGTERM, how long open connections may finish before they are cut (default 10)',
+    ],
+    [
+      `--${prefix}metrics-addr A`,
+      `/metrics, /healthz, /readyz (default ${defaults.metricsAddr}; off disables)`,
+    ],
+    [`--${prefix}tunnel-cert F`, "the tunnel endpoint's certificate (PEM) ..."],
+    [`--${prefix}tunnel-key F`, '... and key; default: a certificate generated once in the data dir'],
+    [
+      `--${prefix}tunnel-name N`,
+      `a name of the generated certificate (repeatable; default localhost, 127.0.0.1, ${hostname()})`,
+    ],
+    [
+      `--${prefix}ssh-host-key F`,
+      "the SSH endpoint's host key (PEM); default: generated once in the data dir",
+    ],
+  ];
+  return rows.map(([flag, text]) => `  ${flag.padEnd(22)}${text}\n`).join('');
+}

@@ -13,7 +13,7 @@ const USAGE = `usage: edgeward <command> [flags]
 commands:
   server       run the management API, with --edge also an edge (edgeward server --help)
   edge         run the data plane: tunnel sessions, TCP, TLS and SSH listeners (edgeward edge --help)
-  demo         start a server on embedded defaults, make first requests, print how to call it
+  demo         start a server and an edge on embedded defaults, carry a request through the edge to a local service
   openapi      print the OpenAPI 3.1 document
   crds         print the operator's CustomResourceDefinitions (edgeward crds --help)
   dev-cluster  start or stop a local etcd + kube-apiserver (edgeward dev-cluster --help)
