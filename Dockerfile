@@ -1,4 +1,4 @@
-# edgeward: one image for `edgeward server` and (later) `edgeward operator`.
+# edgeward: one image for `edgeward server`, `edgeward edge`, `edgeward agent` and `edgeward operator`.
 # Built in two stages so the runtime image has no compiler, no dev dependencies and no sources.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
@@ -19,6 +19,7 @@ COPY --from=build /app/dist ./dist
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
-EXPOSE 4040
+# 4040 the API; an edge: 4443 tunnel, 8443 TLS edges (unprivileged), 2222 SSH, 9464 metrics.
+EXPOSE 4040 4443 8443 2222 9464
 ENTRYPOINT ["node", "/app/dist/cli.js"]
 CMD ["server", "--host", "0.0.0.0", "--port", "4040", "--data-dir", "/data"]
