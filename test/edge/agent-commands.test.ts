@@ -9,6 +9,7 @@ import { Agent, type AgentOptions, type UpdateEvent } from '../../src/agent/agen
 import { parseForwardTarget } from '../../src/agent/forward-target.js';
 import { AgentCommandRefused, type AgentSession } from '../../src/edge/tunnel/agent-session.js';
 import { TunnelEndpoint } from '../../src/edge/tunnel/tunnel-endpoint.js';
+import { nextSessionOn } from '../support/edge.js';
 import { OpensslWorkspace } from '../support/openssl.js';
 
 /**
@@ -64,11 +65,8 @@ function startAgent(options: Partial<AgentOptions> = {}): Agent {
   return agent;
 }
 
-async function sessionOf(agent: Agent): Promise<AgentSession> {
-  const [id] = (await once(agent, 'session')) as [string];
-  const session = endpoint.session(id);
-  if (!session) throw new Error(`session ${id} is not on the endpoint`);
-  return session;
+function sessionOf(agent: Agent): Promise<AgentSession> {
+  return nextSessionOn(endpoint, agent);
 }
 
 /** Whether the agent opens another session within `ms` (it should not after a stop). */

@@ -9,6 +9,7 @@ import { Agent } from '../../src/agent/agent.js';
 import { parseForwardTarget } from '../../src/agent/forward-target.js';
 import type { AgentSession } from '../../src/edge/tunnel/agent-session.js';
 import { SessionRefused, TunnelEndpoint } from '../../src/edge/tunnel/tunnel-endpoint.js';
+import { nextSessionOn } from '../support/edge.js';
 import { OpensslWorkspace } from '../support/openssl.js';
 
 /**
@@ -101,11 +102,8 @@ function startAgent(token = GOOD_TOKEN, forward = `http://127.0.0.1:${servicePor
   return agent;
 }
 
-async function sessionOf(agent: Agent): Promise<AgentSession> {
-  const [id] = (await once(agent, 'session')) as [string];
-  const session = endpoint.session(id);
-  if (!session) throw new Error(`session ${id} is not on the endpoint`);
-  return session;
+function sessionOf(agent: Agent): Promise<AgentSession> {
+  return nextSessionOn(endpoint, agent);
 }
 
 describe('tunnel transport (agent ↔ edge over HTTP/2 on the agent’s TLS connection)', () => {

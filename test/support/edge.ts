@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,6 +6,8 @@ import pino from 'pino';
 import { Agent } from '../../src/agent/agent.js';
 import { parseForwardTarget } from '../../src/agent/forward-target.js';
 import { Edge, type EdgeOptions } from '../../src/edge/edge.js';
+import type { AgentSession } from '../../src/edge/tunnel/agent-session.js';
+import type { TunnelEndpoint } from '../../src/edge/tunnel/tunnel-endpoint.js';
 import { loadTunnelCertificate } from '../../src/edge/tunnel-certificate.js';
 import type { TestServer } from './server.js';
 
@@ -69,4 +72,12 @@ export function startTestAgent(
   });
   agent.start();
   return agent;
+}
+
+/** The endpoint's session that `agent` opens next. */
+export async function nextSessionOn(endpoint: TunnelEndpoint, agent: Agent): Promise<AgentSession> {
+  const [id] = (await once(agent, 'session')) as [string];
+  const session = endpoint.session(id);
+  if (!session) throw new Error(`session ${id} is not on the endpoint`);
+  return session;
 }

@@ -59,34 +59,32 @@ export async function buildEdgeConfig(db: Db, secretBox: SecretBox): Promise<Edg
       private_key_pem: secretBox.open(row.private_key_sealed, privateKeySealContext(row.id)),
       dns_names: dnsNamesOf(row.derived),
     })),
-    tcp_edges: tcp.map((row) => {
-      const modules = parseStoredModules(row.modules);
-      return {
-        id: row.id,
-        hostports: JSON.parse(row.hostports) as string[],
-        backend: moduleOrNull(modules.backend),
-        ip_restriction: moduleOrNull(modules.ip_restriction),
-      } as EdgeConfig['tcp_edges'][number];
-    }),
-    tls_edges: tls.map((row) => {
-      const modules = parseStoredModules(row.modules);
-      return {
-        id: row.id,
-        hostports: JSON.parse(row.hostports) as string[],
-        backend: moduleOrNull(modules.backend),
-        ip_restriction: moduleOrNull(modules.ip_restriction),
-        mutual_tls: moduleOrNull(modules.mutual_tls),
-        tls_termination: moduleOrNull(modules.tls_termination),
-      } as EdgeConfig['tls_edges'][number];
-    }),
+    tcp_edges: tcp.map(
+      (row) => edgeOf(row, ['backend', 'ip_restriction']) as EdgeConfig['tcp_edges'][number],
+    ),
+    tls_edges: tls.map(
+      (row) =>
+        edgeOf(row, [
+          'backend',
+          'ip_restriction',
+          'mutual_tls',
+          'tls_termination',
+        ]) as EdgeConfig['tls_edges'][number],
+    ),
   };
   // The revision names the content: an unchanged account gives the same revision on every replica.
   const revision = createHash('sha256').update(JSON.stringify(snapshot)).digest('base64url').slice(0, 22);
   return { revision, ...snapshot };
 }
 
-function moduleOrNull(value: unknown): unknown {
-  return value === undefined ? null : value;
+/** An edge row in the feed's form: its hostports and the named modules (null when unset). */
+function edgeOf(row: { id: string; hostports: string; modules: string }, moduleNames: readonly string[]) {
+  const modules = parseStoredModules(row.modules);
+  return {
+    id: row.id,
+    hostports: JSON.parse(row.hostports) as string[],
+    ...Object.fromEntries(moduleNames.map((name) => [name, modules[name] ?? null])),
+  };
 }
 
 function dnsNamesOf(derivedJson: string): string[] {
