@@ -12,10 +12,12 @@ const SRC = dirname(fileURLToPath(import.meta.url));
 
 const RULES: { folder: string; mayImport: string[] }[] = [
   { folder: 'schemas', mayImport: ['schemas'] },
+  // Traffic policy: compiled by the API to check policies when written, run by the edge.
+  { folder: 'traffic-policy', mayImport: ['traffic-policy', 'schemas'] },
   { folder: 'client', mayImport: ['client', 'schemas'] },
   // The data plane: the agent shares only the tunnel protocol with the edge; the edge uses the
   // server's id, token-hash and X.509 helpers (leaves of the server), nothing else of it.
-  { folder: 'edge', mayImport: ['edge', 'schemas', 'server/crypto', 'server/time'] },
+  { folder: 'edge', mayImport: ['edge', 'schemas', 'traffic-policy', 'server/crypto', 'server/time'] },
   { folder: 'agent', mayImport: ['agent', 'edge/tunnel/protocol', 'schemas'] },
   // The dev cluster's PKI uses the server's X.509 helpers, a leaf of the server.
   { folder: 'dev-cluster', mayImport: ['dev-cluster', 'server/crypto', 'server/time'] },
@@ -43,7 +45,7 @@ const RULES: { folder: string; mayImport: string[] }[] = [
       'schemas',
     ],
   },
-  { folder: 'server', mayImport: ['server', 'schemas'] },
+  { folder: 'server', mayImport: ['server', 'schemas', 'traffic-policy'] },
   // Inside the operator: runtime knows nothing of edgeward's kinds (it instruments the client's
   // transport and shares its retry policy); CRDs know no controller.
   { folder: 'operator/runtime', mayImport: ['operator/runtime', 'client'] },

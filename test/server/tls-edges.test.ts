@@ -47,8 +47,8 @@ describe('TLS edges', () => {
       policy: {
         inbound: [
           {
-            name: 'block-bots',
-            expressions: ["req.user_agent.contains('bot')"],
+            name: 'block-probe',
+            expressions: ["conn.client_ip == '192.0.2.1'"],
             actions: [{ type: 'deny' }],
           },
         ],
@@ -78,8 +78,8 @@ describe('TLS edges', () => {
       enabled: true,
       inbound: [
         {
-          name: 'block-bots',
-          expressions: ["req.user_agent.contains('bot')"],
+          name: 'block-probe',
+          expressions: ["conn.client_ip == '192.0.2.1'"],
           actions: [{ type: 'deny', config: null }],
         },
       ],
@@ -380,15 +380,24 @@ describe('TLS edge modules', () => {
         { terminate_at: 'edge', min_version: '1.3' },
         { enabled: true, terminate_at: 'edge', min_version: '1.3' },
       ],
+      // A TLS edge's policy acts on connections: conn.* and deny only, no outbound rules.
       policy: [
         {
-          inbound: [],
-          outbound: [{ name: 'log', expressions: [], actions: [{ type: 'log', config: { level: 'info' } }] }],
+          inbound: [
+            { name: 'probe', expressions: ["conn.client_ip == '192.0.2.1'"], actions: [{ type: 'deny' }] },
+          ],
+          outbound: [],
         },
         {
           enabled: true,
-          inbound: [],
-          outbound: [{ name: 'log', expressions: [], actions: [{ type: 'log', config: { level: 'info' } }] }],
+          inbound: [
+            {
+              name: 'probe',
+              expressions: ["conn.client_ip == '192.0.2.1'"],
+              actions: [{ type: 'deny', config: null }],
+            },
+          ],
+          outbound: [],
         },
       ],
     } as const;

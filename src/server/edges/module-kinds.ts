@@ -14,7 +14,9 @@ import {
   tlsTerminationModule,
   tlsTerminationModuleInput,
 } from '../../schemas/edge-modules.js';
-import { badReference, badRequest } from '../errors/api-error.js';
+import { compilePolicy, PolicyError, type PolicyPhase } from '../../traffic-policy/index.js';
+import { ApiError, badReference, badRequest } from '../errors/api-error.js';
+import { fieldPath } from '../errors/zod-issues.js';
 import type { RequestContext } from '../http/context.js';
 import type { Database } from '../store/tables.js';
 
@@ -34,6 +36,12 @@ export interface ModuleKind<
   operationName: string;
   input: Input;
   output: Output;
+  /**
+   * 400 naming `<field>.<member>` when the value has the right shape but cannot work where it is
+   * set (a policy's CEL, whose variables depend on whether `ownerTable` holds HTTPS routes or
+   * TCP/TLS edges). Runs before `checkReferences`, without the database.
+   */
+  validate?(value: z.output<Input>, field: string, ownerTable: string): void;
   /**
    * 400 naming `<field>.<member>` when a referenced id does not exist. `previous` is the module the
    * owner has now (undefined when unset or the owner is new).
@@ -57,6 +65,11 @@ export interface ModuleKind<
    */
   toStored?(value: z.output<Input>, ctx: RequestContext, owner: ModuleOwnerRef): Promise<Stored>;
   toWire(stored: Stored, ctx: RequestContext, scope: WireScope): z.input<Output>;
+  /**
+   * What the edge's feed carries: the write form with its secrets opened (`open(field, sealed)`
+   * with the field they were sealed under). Without it the stored form is sent as it is.
+   */
+  toEdge?(stored: Stored, open: (field: string, sealed: string) => string): unknown;
 }
 
 /**
@@ -225,11 +238,31 @@ export const tlsTerminationAtEdgeKind = defineModuleKind({
   }),
 });
 
+/** HTTPS routes run their policy per request; TCP and TLS edges per connection (conn.* and deny only). */
+const POLICY_PHASES: Record<string, PolicyPhase> = {
+  https_edge_routes: 'http',
+  tcp_edges: 'connection',
+  tls_edges: 'connection',
+};
+
+/** The edge compiles the same way, so a policy the API stored is one the edge can run. */
 export const policyKind = defineModuleKind({
   name: 'policy',
   operationName: 'Policy',
   input: policyModuleInput,
   output: policyModule,
+  validate(value, field, ownerTable) {
+    const phase = POLICY_PHASES[ownerTable];
+    if (!phase) throw new Error(`policy module: no policy phase is defined for ${ownerTable}`);
+    try {
+      compilePolicy(value, { phase });
+    } catch (error) {
+      if (!(error instanceof PolicyError)) throw error;
+      throw new ApiError('ERR_EDGEWARD_100', `${fieldPath(error.path, field)}: ${error.reason}`, {
+        cause: error,
+      });
+    }
+  },
   toWire: (stored) => {
     const rules = (list: typeof stored.inbound) =>
       list.map((rule) => ({

@@ -86,6 +86,7 @@ export async function modulesFromBody(
       continue;
     }
     const previous = owner.modules[kind.name] ?? undefined;
+    kind.validate?.(value, kind.name, owner.table);
     await kind.checkReferences?.(value, ctx, kind.name, previous);
     if (kind.prepare && !(kind.name in prepared)) {
       throw new Error(`modulesFromBody: module ${kind.name} was not prepared before the transaction`);

@@ -80,6 +80,7 @@ export function defineModuleRoutes<Params extends z.ZodType<{ id: string }>>(
         const row = await owner.load(params, ctx);
         const current = parseStoredModules(row.modules);
         const previous = current[kind.name] ?? undefined;
+        kind.validate?.(body, '', owner.table);
         await kind.checkReferences?.(body, ctx, '', previous);
         const stored = await storedModule(kind, body, ctx, {
           table: owner.table,
