@@ -42,6 +42,7 @@ export function edgeFlagOptions(
     [`${prefix}tunnel-key`]: { type: 'string' },
     [`${prefix}tunnel-name`]: { type: 'string', multiple: true },
     [`${prefix}ssh-host-key`]: { type: 'string' },
+    [`${prefix}idp-ca`]: { type: 'string' },
     'drain-timeout': { type: 'string', default: '10' },
   };
 }
@@ -60,7 +61,7 @@ export function EDGE_FLAGS_HELP(prefix: string, defaults: EdgeFlagDefaults): str
     [`--${prefix}tunnel-addr A`, `where agents connect (TLS; default ${defaults.tunnelAddr})`],
     [
       `--${prefix}tls-addr A`,
-      `the public TLS listener of TLS edges, routed by SNI (default ${defaults.tlsAddr}; off disables)`,
+      `the public listener of TLS and HTTPS edges, routed by SNI (default ${defaults.tlsAddr}; off disables)`,
     ],
     [
       `--${prefix}ssh-addr A`,
@@ -89,6 +90,10 @@ export function EDGE_FLAGS_HELP(prefix: string, defaults: EdgeFlagDefaults): str
     [
       `--${prefix}ssh-host-key F`,
       "the SSH endpoint's host key (PEM); default: generated once in the data dir",
+    ],
+    [
+      `--${prefix}idp-ca F`,
+      'CA certificates (PEM) trusted, besides the system ones, when HTTPS routes call OAuth/OIDC providers',
     ],
   ];
   return rows.map(([flag, text]) => `  ${flag.padEnd(22)}${text}\n`).join('');

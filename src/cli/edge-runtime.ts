@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { Edge } from '../edge/edge.js';
@@ -19,6 +20,20 @@ function parseSeconds(value: string, flag: string): number {
     throw new Error(`${flag}: '${value}' is not a number of seconds (0..3600)`);
   }
   return seconds;
+}
+
+/** The certificates of a PEM bundle file, or undefined without a file. */
+function readPemBundle(file: string | undefined, flag: string): string[] | undefined {
+  if (!file) return undefined;
+  let pem: string;
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new Error(`${flag}: cannot read ${file}`, { cause: error });
+  }
+  const certificates = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g);
+  if (!certificates) throw new Error(`${flag}: ${file} holds no PEM certificate`);
+  return certificates;
 }
 
 /** Starts an edge from the flags of `edgeFlagOptions(prefix, …)`; resolves once it serves. */
@@ -63,6 +78,7 @@ export async function startEdgeFromFlags(
     tcpHost: flag('tcp-host') ?? '0.0.0.0',
     tcpPortRange: parsePortRange(text(values, 'tcp-port-range') ?? '10000-65535', '--tcp-port-range'),
     logger: context.logger,
+    identityProviderCas: readPemBundle(flag('idp-ca'), `--${prefix}idp-ca`),
     drainTimeoutMs: parseSeconds(text(values, 'drain-timeout') ?? '10', '--drain-timeout') * 1000,
   });
   await edge.start();

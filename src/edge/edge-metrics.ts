@@ -35,6 +35,23 @@ export class EdgeMetrics {
     help: '1 while the configuration feed from the control plane is open',
     registers: [this.registry],
   });
+  readonly httpRequests = new Counter({
+    name: 'edgeward_edge_http_requests_total',
+    help: 'Requests served by HTTPS edges, by edge, route and outcome (the status class, or what the edge answered itself)',
+    labelNames: ['edge_id', 'route_id', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly routesUnreadable = new Gauge({
+    name: 'edgeward_edge_routes_unreadable',
+    help: 'HTTPS routes whose module configuration this edge cannot read: they answer 503 (fail closed)',
+    registers: [this.registry],
+  });
+  readonly circuitBreakerOpen = new Gauge({
+    name: 'edgeward_edge_circuit_breaker_open',
+    help: '1 while the circuit breaker of a route is open (tripped) or half-open',
+    labelNames: ['route_id'] as const,
+    registers: [this.registry],
+  });
   readonly configApplied = new Counter({
     name: 'edgeward_edge_config_applied_total',
     help: 'Configuration snapshots applied',

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type net from 'node:net';
 import { pipeline } from 'node:stream';
 import type { Logger } from 'pino';
@@ -6,10 +6,14 @@ import type { EdgeCommand, EdgeConfig } from '../schemas/edge-config.js';
 import { newId } from '../server/crypto/ids.js';
 import { hashToken } from '../server/crypto/tokens.js';
 import { ControlPlaneClient } from './control-plane/control-plane-client.js';
+import { EdgeCertificates } from './edge-certificates.js';
 import { EdgeMetrics } from './edge-metrics.js';
+import { HttpsFront } from './https/https-front.js';
+import { HttpsRouteTable } from './https/https-routes.js';
 import { TcpListeners } from './listeners/tcp-listeners.js';
-import { type TlsEdgeEvent, TlsEdgeListener } from './listeners/tls-listener.js';
+import { type TlsEdgeEvent, TlsEdgeListener, type TlsRoute } from './listeners/tls-listener.js';
 import { refusedBinds } from './routing/acl.js';
+import { type ConnectionPolicy, compileConnectionPolicy } from './routing/connection-policy.js';
 import { ALLOW_ALL, compileIpRestriction, type IpRestriction, normalizeIp } from './routing/ip-policy.js';
 import { NoOnlineSession, SessionPool } from './routing/session-pool.js';
 import type { TunnelSession } from './routing/tunnel-session.js';
@@ -37,6 +41,8 @@ export interface EdgeOptions {
   /** Ports of reserved addresses this edge serves. */
   tcpPortRange: { min: number; max: number };
   logger: Logger;
+  /** Extra CA certificates (PEM) trusted when HTTPS routes call identity providers (OAuth, OIDC). */
+  identityProviderCas?: string[] | undefined;
   /** How long SIGTERM waits for carried connections before cutting them. */
   drainTimeoutMs?: number;
 }
@@ -50,6 +56,7 @@ const UNKNOWN_TOKEN_GRACE_MS = 1500;
 interface TcpRoute {
   edgeId: string;
   restriction: IpRestriction;
+  policy: ConnectionPolicy;
   labels: Record<string, string> | undefined;
 }
 
@@ -67,6 +74,11 @@ export class Edge {
   readonly #tcp: TcpListeners;
   readonly #ssh: SshEndpoint | undefined;
   readonly #tlsRoutes: TlsRoutes;
+  readonly #certificates: EdgeCertificates;
+  readonly #httpsRoutes: HttpsRouteTable;
+  readonly #https: HttpsFront;
+  /** Seals OAuth/OIDC session cookies: derived from the edge key, so every edge opens them. */
+  readonly #cookieKey: Buffer;
   readonly #tls: TlsEdgeListener | undefined;
   readonly #carried = new Set<net.Socket>();
   readonly #log: Logger;
@@ -113,10 +125,20 @@ export class Edge {
         },
       });
     }
-    this.#tlsRoutes = new TlsRoutes(this.pool, this.#log);
+    this.#certificates = new EdgeCertificates(this.#log);
+    this.#tlsRoutes = new TlsRoutes(this.pool, this.#certificates, this.#log);
+    this.#cookieKey = createHmac('sha256', options.edgeKey).update('edgeward https session cookies').digest();
+    this.#httpsRoutes = new HttpsRouteTable((route) =>
+      this.#log.error(
+        { edgeId: route.edgeId, routeId: route.id, problem: route.problem },
+        'HTTPS route configuration unreadable: the route answers 503 until it is fixed',
+      ),
+    );
+    this.#https = new HttpsFront(this.#httpsRoutes, this.pool, this.metrics, this.#log);
     if (options.tls) {
       this.#tls = new TlsEdgeListener({
-        resolve: (serverName, ip) => this.#tlsRoutes.resolve(serverName, ip),
+        resolve: async (serverName, ip, port) =>
+          (await this.#tlsRoutes.resolve(serverName, ip, port)) ?? this.#httpsRoute(serverName),
         onEvent: (event) => this.#onTlsEvent(event),
         onError: (error) => this.#log.error({ err: error }, 'TLS edge listener error'),
       });
@@ -338,7 +360,19 @@ export class Edge {
     this.metrics.configApplied.inc();
     this.#closeSessionsNoLongerAllowed(config);
     this.#tcpRoutes = this.#compileTcpRoutes(config);
+    this.#certificates.apply(config);
     this.#tlsRoutes.apply(config);
+    this.#httpsRoutes.apply(config, {
+      cookieKey: this.#cookieKey,
+      ...(this.options.identityProviderCas && { identityProviderCas: this.options.identityProviderCas }),
+      log: ({ level, message, routeId, detail }) => this.#log[level]({ routeId, ...detail }, message),
+    });
+    this.metrics.routesUnreadable.set(
+      config.https_edges.reduce(
+        (count, edge) => count + edge.routes.filter((route) => this.#httpsRoutes.problemOf(route.id)).length,
+        0,
+      ),
+    );
     if (!this.#stopping) this.#tcp.apply(new Set(this.#tcpRoutes.keys()));
     this.#log.info(
       { revision: config.revision, tcpPorts: [...this.#tcpRoutes.keys()] },
@@ -379,13 +413,22 @@ export class Edge {
           ? compileIpRestriction(edge.ip_restriction.ip_policy_ids, config.ip_policies)
           : ALLOW_ALL;
       const labels = this.#backendLabels(config, edge.backend);
+      const policy = compileConnectionPolicy(
+        edge.policy,
+        (reason) =>
+          this.#log.error(
+            { edgeId: edge.id, reason },
+            'TCP edge policy unreadable: refusing every connection',
+          ),
+        (message) => this.#log.warn({ edgeId: edge.id, message }, 'policy expression failed'),
+      );
       for (const hostport of edge.hostports) {
         const addr = config.reserved_addrs.find((candidate) => candidate.addr === hostport);
         // Only reserved addresses of this edge's region and port range are this edge's to serve.
         if (!addr || addr.region !== this.options.region) continue;
         const port = Number(hostport.slice(hostport.lastIndexOf(':') + 1));
         if (port < min || port > max) continue;
-        routes.set(port, { edgeId: edge.id, restriction, labels });
+        routes.set(port, { edgeId: edge.id, restriction, policy, labels });
       }
     }
     return routes;
@@ -394,6 +437,25 @@ export class Edge {
   #backendLabels(config: EdgeConfig, backend: EdgeConfig['tcp_edges'][number]['backend']) {
     if (!backend?.enabled) return undefined;
     return config.backends.find((candidate) => candidate.id === backend.backend_id)?.labels;
+  }
+
+  /** An HTTPS edge for the SNI: TLS and HTTP are served by the HTTPS front. */
+  async #httpsRoute(serverName: string | undefined): Promise<TlsRoute | undefined> {
+    if (!serverName) return undefined;
+    const entry = this.#httpsRoutes.edgeFor(serverName);
+    if (!entry) return undefined;
+    const certificate = await this.#certificates.for(serverName, entry.edge.id);
+    return {
+      edgeId: entry.edge.id,
+      allowed: true,
+      mode: 'http',
+      serve: (socket) =>
+        this.#https.serve(socket, {
+          certificate,
+          minVersion: entry.minVersion,
+          ...(entry.clientCas && { clientCas: entry.clientCas }),
+        }),
+    };
   }
 
   #onTlsEvent(event: TlsEdgeEvent): void {
@@ -418,6 +480,12 @@ export class Edge {
     this.#log.debug({ port, ip, edgeId: route?.edgeId }, 'TCP connection accepted');
     socket.on('error', () => {}); // a client reset ends its own connection only
     if (!route) {
+      socket.destroy();
+      return;
+    }
+    if (!route.policy.allows({ ip, port: socket.remotePort ?? 0 })) {
+      this.metrics.connections.inc({ edge_id: route.edgeId, outcome: 'policy_denied' });
+      this.#log.info({ edgeId: route.edgeId, ip }, 'connection refused by the traffic policy');
       socket.destroy();
       return;
     }

@@ -37,6 +37,21 @@ export const edgeTlsTerminationModule = z
   })
   .nullable();
 
+/**
+ * An HTTPS edge route. `modules` holds each set module's write form with its secrets opened (the
+ * edge verifies webhooks and talks to identity providers with them); the edge parses each module
+ * on its own, so one it cannot read disables its route (fail closed) rather than the whole feed.
+ */
+export const edgeHttpsRoute = z.object({
+  id: z.string(),
+  match_type: z.enum(['exact_path', 'path_prefix']),
+  match: z.string(),
+  modules: z.record(z.string(), z.unknown()),
+});
+
+/** A TCP or TLS edge's traffic policy, in the API's write form; the edge compiles it (fail closed). */
+export const edgePolicyModule = z.unknown().nullable();
+
 export const edgeConfig = z.object({
   /** Changes whenever anything below changes; an edge ignores a snapshot it already applied. */
   revision: z.string(),
@@ -66,6 +81,7 @@ export const edgeConfig = z.object({
       hostports: z.array(z.string()),
       backend: edgeBackendModule,
       ip_restriction: edgeIpRestrictionModule,
+      policy: edgePolicyModule,
     }),
   ),
   tls_edges: z.array(
@@ -76,12 +92,25 @@ export const edgeConfig = z.object({
       ip_restriction: edgeIpRestrictionModule,
       mutual_tls: edgeMutualTlsModule,
       tls_termination: edgeTlsTerminationModule,
+      policy: edgePolicyModule,
+    }),
+  ),
+  https_edges: z.array(
+    z.object({
+      id: z.string(),
+      hostports: z.array(z.string()),
+      mutual_tls: edgeMutualTlsModule,
+      tls_termination: edgeTlsTerminationModule,
+      /** Oldest first, as the API lists them. */
+      routes: z.array(edgeHttpsRoute),
     }),
   ),
 });
 export type EdgeConfig = z.infer<typeof edgeConfig>;
 export type EdgeTcpEdge = EdgeConfig['tcp_edges'][number];
 export type EdgeTlsEdge = EdgeConfig['tls_edges'][number];
+export type EdgeHttpsEdge = EdgeConfig['https_edges'][number];
+export type EdgeHttpsRoute = z.infer<typeof edgeHttpsRoute>;
 
 /** A command for the agent of one session, relayed by the edge that holds it. */
 export const edgeCommand = z.object({

@@ -294,6 +294,55 @@ describe('TCP edges carry connections through tunnels', () => {
     expect(closed.code).not.toBe(0);
   });
 
+  it('enforces the edge policy on each connection: a deny rule on conn.client_ip refuses, removing it lets in', async () => {
+    const setup = await tcpEdgeFor({ app: 'cel', env: 'policy' });
+    const agent = startTestAgent(edge, {
+      authtoken: setup.token,
+      labels: { app: 'cel', env: 'policy' },
+      forward: `http://127.0.0.1:${servicePort}`,
+    });
+    agents.push(agent);
+    await sessionOnline(agent);
+    expect(
+      (
+        await eventually(
+          () => curl(setup.port),
+          (result) => result.code === 0,
+        )
+      ).code,
+    ).toBe(0);
+
+    const denied = await t.api('PUT', `/edges/tcp/${setup.tcpEdge.id}/policy`, {
+      inbound: [
+        { name: 'no loopback', expressions: ["conn.client_ip == '127.0.0.1'"], actions: [{ type: 'deny' }] },
+      ],
+    });
+    expect(denied.status, denied.text).toBe(200);
+    const refused = await eventually(
+      () => curl(setup.port),
+      (result) => result.code !== 0,
+      1000,
+    );
+    expect(refused.code, 'curl should fail: the policy refuses the connection').not.toBe(0);
+
+    // A rule whose expression does not match lets the connection through.
+    const other = await t.api('PUT', `/edges/tcp/${setup.tcpEdge.id}/policy`, {
+      inbound: [
+        { name: 'someone else', expressions: ["conn.client_ip == '192.0.2.1'"], actions: [{ type: 'deny' }] },
+      ],
+    });
+    expect(other.status, other.text).toBe(200);
+    expect(
+      (
+        await eventually(
+          () => curl(setup.port),
+          (result) => result.code === 0,
+          1000,
+        )
+      ).code,
+    ).toBe(0);
+  });
+
   it('ends the sessions of a deleted credential within a second, and the API stops listing them', async () => {
     const setup = await tcpEdgeFor({ app: 'revoked' });
     const agent = startTestAgent(edge, {

@@ -9,6 +9,7 @@ import type { Duplex } from 'node:stream';
 import tls from 'node:tls';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
+  type TlsCarriedRoute,
   type TlsEdgeEvent,
   TlsEdgeListener,
   type TlsEdgeListenerOptions,
@@ -96,7 +97,7 @@ function plainConnect(servicePort: number): Promise<Duplex> {
   });
 }
 
-function addRoute(serverName: string, route: Omit<TlsRoute, 'connect'> & { to?: number }): void {
+function addRoute(serverName: string, route: Omit<TlsCarriedRoute, 'connect'> & { to?: number }): void {
   const { to, ...rest } = route;
   routes.set(serverName, {
     ...rest,
@@ -631,7 +632,7 @@ describe('TLS edge listener: secure contexts and close', () => {
       expect(build()).toHaveLength(0);
       // New certificate content for the same edge: a new context, then cached again.
       const rotated = leaf(['echo.example.com'], edgeCa);
-      const route = routes.get('echo.example.com')!;
+      const route = routes.get('echo.example.com') as TlsCarriedRoute;
       routes.set('echo.example.com', { ...route, certificate: { cert: rotated.pem, key: rotated.key.pem } });
       for (let index = 0; index < 2; index++) {
         const socket = await tlsClient({ servername: 'echo.example.com', ca: edgeCa.pem });

@@ -22,7 +22,12 @@ export interface TestEdge {
 /** A real `Edge` on loopback, fed by the test server's edge feed, with a generated tunnel certificate. */
 export async function startTestEdge(
   t: TestServer,
-  options: Partial<Pick<EdgeOptions, 'region' | 'tcpHost' | 'tcpPortRange' | 'edgeId' | 'drainTimeoutMs'>> & {
+  options: Partial<
+    Pick<
+      EdgeOptions,
+      'region' | 'tcpHost' | 'tcpPortRange' | 'edgeId' | 'drainTimeoutMs' | 'identityProviderCas'
+    >
+  > & {
     tunnelHost?: string;
     /** Open the public TLS listener of TLS edges on 127.0.0.1 (a free port). */
     tls?: boolean;

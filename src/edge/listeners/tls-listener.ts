@@ -14,9 +14,22 @@ import { type ClientHello, ClientHelloError, readClientHello } from './client-he
 
 export type TlsVersion = '1.0' | '1.1' | '1.2' | '1.3';
 
-export interface TlsRoute {
+export type TlsRoute = TlsCarriedRoute | TlsHttpRoute;
+
+/**
+ * An HTTPS edge: TLS and HTTP are served by the edge's HTTPS front, which takes the socket with
+ * its ClientHello put back. The listener still owns the socket's life: closing it ends both.
+ */
+export interface TlsHttpRoute {
   edgeId: string;
-  /** false: close the connection before the handshake (an IP restriction denied it). */
+  allowed: true;
+  mode: 'http';
+  serve(socket: net.Socket): void;
+}
+
+export interface TlsCarriedRoute {
+  edgeId: string;
+  /** false: close the connection before the handshake (an IP restriction or the policy denied it). */
   allowed: boolean;
   mode: 'terminate' | 'passthrough';
   /** terminate only: the server certificate and key (PEM), min version, and mutual TLS CAs. */
@@ -62,6 +75,7 @@ export interface TlsEdgeListenerOptions {
   resolve(
     serverName: string | undefined,
     clientIp: string,
+    clientPort: number,
   ): TlsRoute | undefined | Promise<TlsRoute | undefined>;
   onEvent?(event: TlsEdgeEvent): void;
   /** Errors of the listening socket after `listen()` resolved (e.g. EMFILE on accept). */
@@ -241,7 +255,7 @@ export class TlsEdgeListener {
 
     let route: TlsRoute | undefined;
     try {
-      route = await this.#options.resolve(hello.serverName, connection.ip);
+      route = await this.#options.resolve(hello.serverName, connection.ip, connection.port);
     } catch (error) {
       this.#report(connection, 'no_edge', `resolving the edge failed: ${describe(error)}`);
       raw.destroy();
@@ -259,12 +273,30 @@ export class TlsEdgeListener {
       raw.destroy();
       return;
     }
-    if (route.mode === 'passthrough') await this.#passthrough(connection, route, hello);
+    if (route.mode === 'http') this.#handOver(connection, route, hello);
+    else if (route.mode === 'passthrough') await this.#passthrough(connection, route, hello);
     else this.#terminate(connection, route, hello);
   }
 
+  /** HTTPS: the front terminates TLS and serves HTTP on the socket, ClientHello put back first. */
+  #handOver(connection: Connection, route: TlsHttpRoute, hello: ClientHello): void {
+    const { raw } = connection;
+    if (raw.readableEnded) {
+      this.#report(
+        connection,
+        'handshake_failed',
+        'the client closed the connection before the TLS handshake',
+      );
+      raw.destroy();
+      return;
+    }
+    raw.unshift(hello.buffered);
+    this.#report(connection, 'accepted');
+    route.serve(raw);
+  }
+
   /** The client's bytes, ClientHello included, go untouched to the agent, which terminates TLS. */
-  async #passthrough(connection: Connection, route: TlsRoute, hello: ClientHello): Promise<void> {
+  async #passthrough(connection: Connection, route: TlsCarriedRoute, hello: ClientHello): Promise<void> {
     const { raw } = connection;
     const upstream = await this.#connectUpstream(connection, route);
     if (!upstream) {
@@ -282,7 +314,7 @@ export class TlsEdgeListener {
   }
 
   /** TLS ends here with the edge's certificate; the cleartext is carried to the agent. */
-  #terminate(connection: Connection, route: TlsRoute, hello: ClientHello): void {
+  #terminate(connection: Connection, route: TlsCarriedRoute, hello: ClientHello): void {
     const { raw } = connection;
     const cached = this.#secureContext(route);
     if ('error' in cached) {
@@ -358,7 +390,7 @@ export class TlsEdgeListener {
   }
 
   /** The agent stream, or undefined (reported as `no_session`) when no agent can take it. */
-  async #connectUpstream(connection: Connection, route: TlsRoute): Promise<Duplex | undefined> {
+  async #connectUpstream(connection: Connection, route: TlsCarriedRoute): Promise<Duplex | undefined> {
     try {
       return await route.connect({ ip: connection.ip, port: connection.port });
     } catch (error) {
@@ -368,7 +400,7 @@ export class TlsEdgeListener {
   }
 
   /** The secure context of a route's certificate and settings, built once per distinct content. */
-  #secureContext(route: TlsRoute): CachedContext {
+  #secureContext(route: TlsCarriedRoute): CachedContext {
     const minVersion = TLS_VERSIONS[route.minVersion ?? DEFAULT_MIN_VERSION];
     const certificate = route.certificate;
     if (!certificate)

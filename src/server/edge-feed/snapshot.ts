@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { EdgeConfig } from '../../schemas/edge-config.js';
+import type { EdgeConfig, EdgeHttpsEdge, EdgeHttpsRoute } from '../../schemas/edge-config.js';
 import type { SecretBox } from '../crypto/secret-box.js';
-import { parseStoredModules } from '../edges/stored-modules.js';
+import { HTTPS_EDGE_ROUTE_MODULES } from '../edges/route-module-kinds.js';
+import { parseStoredModules, type StoredModules } from '../edges/stored-modules.js';
 import { privateKeySealContext } from '../routes/tls-certificates.js';
 import type { Db } from '../store/database.js';
 
@@ -12,23 +13,41 @@ type Snapshot = Omit<EdgeConfig, 'revision'>;
  * between two of them is followed by its own change signal and a new snapshot.
  */
 export async function buildEdgeConfig(db: Db, secretBox: SecretBox): Promise<EdgeConfig> {
-  const [credentials, sshCredentials, policies, rules, backends, addrs, cas, certificates, tcp, tls] =
-    await Promise.all([
-      db.selectFrom('credentials').select(['id', 'token_hash', 'acl']).orderBy('id').execute(),
-      db.selectFrom('ssh_credentials').select(['id', 'fingerprint', 'acl']).orderBy('id').execute(),
-      db.selectFrom('ip_policies').select(['id']).orderBy('id').execute(),
-      db.selectFrom('ip_policy_rules').select(['ip_policy_id', 'action', 'cidr']).orderBy('id').execute(),
-      db.selectFrom('tunnel_group_backends').select(['id', 'labels']).orderBy('id').execute(),
-      db.selectFrom('reserved_addrs').select(['id', 'addr', 'region']).orderBy('id').execute(),
-      db.selectFrom('certificate_authorities').select(['id', 'ca_pem']).orderBy('id').execute(),
-      db
-        .selectFrom('tls_certificates')
-        .select(['id', 'certificate_pem', 'private_key_sealed', 'derived'])
-        .orderBy('id')
-        .execute(),
-      db.selectFrom('tcp_edges').select(['id', 'hostports', 'modules']).orderBy('id').execute(),
-      db.selectFrom('tls_edges').select(['id', 'hostports', 'modules']).orderBy('id').execute(),
-    ]);
+  const [
+    credentials,
+    sshCredentials,
+    policies,
+    rules,
+    backends,
+    addrs,
+    cas,
+    certificates,
+    tcp,
+    tls,
+    https,
+    routes,
+  ] = await Promise.all([
+    db.selectFrom('credentials').select(['id', 'token_hash', 'acl']).orderBy('id').execute(),
+    db.selectFrom('ssh_credentials').select(['id', 'fingerprint', 'acl']).orderBy('id').execute(),
+    db.selectFrom('ip_policies').select(['id']).orderBy('id').execute(),
+    db.selectFrom('ip_policy_rules').select(['ip_policy_id', 'action', 'cidr']).orderBy('id').execute(),
+    db.selectFrom('tunnel_group_backends').select(['id', 'labels']).orderBy('id').execute(),
+    db.selectFrom('reserved_addrs').select(['id', 'addr', 'region']).orderBy('id').execute(),
+    db.selectFrom('certificate_authorities').select(['id', 'ca_pem']).orderBy('id').execute(),
+    db
+      .selectFrom('tls_certificates')
+      .select(['id', 'certificate_pem', 'private_key_sealed', 'derived'])
+      .orderBy('id')
+      .execute(),
+    db.selectFrom('tcp_edges').select(['id', 'hostports', 'modules']).orderBy('id').execute(),
+    db.selectFrom('tls_edges').select(['id', 'hostports', 'modules']).orderBy('id').execute(),
+    db.selectFrom('https_edges').select(['id', 'hostports', 'modules']).orderBy('id').execute(),
+    db
+      .selectFrom('https_edge_routes')
+      .select(['id', 'edge_id', 'match_type', 'match', 'modules'])
+      .orderBy('id')
+      .execute(),
+  ]);
 
   const snapshot: Snapshot = {
     credentials: credentials.map((row) => ({
@@ -60,7 +79,7 @@ export async function buildEdgeConfig(db: Db, secretBox: SecretBox): Promise<Edg
       dns_names: dnsNamesOf(row.derived),
     })),
     tcp_edges: tcp.map(
-      (row) => edgeOf(row, ['backend', 'ip_restriction']) as EdgeConfig['tcp_edges'][number],
+      (row) => edgeOf(row, ['backend', 'ip_restriction', 'policy']) as EdgeConfig['tcp_edges'][number],
     ),
     tls_edges: tls.map(
       (row) =>
@@ -69,8 +88,20 @@ export async function buildEdgeConfig(db: Db, secretBox: SecretBox): Promise<Edg
           'ip_restriction',
           'mutual_tls',
           'tls_termination',
+          'policy',
         ]) as EdgeConfig['tls_edges'][number],
     ),
+    https_edges: https.map((row) => ({
+      ...(edgeOf(row, ['mutual_tls', 'tls_termination']) as Omit<EdgeHttpsEdge, 'routes'>),
+      routes: routes
+        .filter((route) => route.edge_id === row.id)
+        .map((route) => ({
+          id: route.id,
+          match_type: route.match_type as EdgeHttpsRoute['match_type'],
+          match: route.match,
+          modules: routeModulesForEdge(route.id, parseStoredModules(route.modules), secretBox),
+        })),
+    })),
   };
   // The revision names the content: an unchanged account gives the same revision on every replica.
   const revision = createHash('sha256').update(JSON.stringify(snapshot)).digest('base64url').slice(0, 22);
@@ -85,6 +116,23 @@ function edgeOf(row: { id: string; hostports: string; modules: string }, moduleN
     hostports: JSON.parse(row.hostports) as string[],
     ...Object.fromEntries(moduleNames.map((name) => [name, modules[name] ?? null])),
   };
+}
+
+/** Each set module in the form the edge reads, secrets opened with the field they were sealed under. */
+function routeModulesForEdge(
+  routeId: string,
+  stored: StoredModules,
+  secretBox: SecretBox,
+): Record<string, unknown> {
+  const open = (field: string, sealed: string) =>
+    secretBox.open(sealed, `https_edge_routes:${routeId}:${field}`);
+  const modules: Record<string, unknown> = {};
+  for (const kind of HTTPS_EDGE_ROUTE_MODULES) {
+    const value = stored[kind.name];
+    if (value === undefined || value === null) continue;
+    modules[kind.name] = kind.toEdge ? kind.toEdge(value, open) : value;
+  }
+  return modules;
 }
 
 function dnsNamesOf(derivedJson: string): string[] {

@@ -122,6 +122,11 @@ export const webhookVerificationKind = defineModuleKind({
     provider: stored.provider,
     secret: null,
   }),
+  toEdge: (stored: StoredWebhookVerification, open) => ({
+    enabled: stored.enabled,
+    provider: stored.provider,
+    secret: stored.secret_sealed === null ? null : open('webhook_verification.secret', stored.secret_sealed),
+  }),
 });
 
 type OAuthProviderInput = NonNullable<OAuthModuleInput['provider'][OAuthProviderName]>;
@@ -179,6 +184,21 @@ export const oauthKind = defineModuleKind({
     inactivity_timeout: stored.inactivity_timeout,
     maximum_duration: stored.maximum_duration,
     auth_check_interval: stored.auth_check_interval,
+  }),
+  toEdge: (stored: StoredOAuth, open) => ({
+    ...stored,
+    provider: Object.fromEntries(
+      Object.entries(stored.provider).map(([name, { client_secret_sealed, ...member }]) => [
+        name,
+        {
+          ...member,
+          client_secret:
+            client_secret_sealed === null
+              ? null
+              : open(`oauth.provider.${name}.client_secret`, client_secret_sealed),
+        },
+      ]),
+    ),
   }),
 });
 
@@ -278,6 +298,11 @@ export const samlKind = defineModuleKind({
       idp_metadata_url: '',
     };
   },
+  // The edge serves the SP metadata; it signs nothing yet, so the signing key stays sealed here.
+  toEdge: ({ service_provider, ...module }: StoredSaml) => ({
+    ...module,
+    request_signing_certificate_pem: service_provider.request_signing_certificate_pem,
+  }),
 });
 
 type StoredOidc = Omit<OidcModuleInput, 'client_secret'> & { client_secret_sealed: string };
@@ -301,6 +326,10 @@ export const oidcKind = defineModuleKind({
     client_id: stored.client_id,
     client_secret: null,
     scopes: stored.scopes,
+  }),
+  toEdge: ({ client_secret_sealed, ...module }: StoredOidc, open) => ({
+    ...module,
+    client_secret: open('oidc.client_secret', client_secret_sealed),
   }),
 });
 

@@ -1,0 +1,383 @@
+import { createHash } from 'node:crypto';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import http2, { type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import type net from 'node:net';
+import { type Duplex, pipeline, type Readable } from 'node:stream';
+import tls from 'node:tls';
+import type { Logger } from 'pino';
+import { WebSocketServer } from 'ws';
+import type { Certificate } from '../edge-certificates.js';
+import type { EdgeMetrics } from '../edge-metrics.js';
+import type { TlsVersion } from '../listeners/tls-listener.js';
+import { NoOnlineSession, type SessionPool } from '../routing/session-pool.js';
+import { endToEnd, type HeaderRecord } from './forwarding-headers.js';
+import type { HttpsRouteTable } from './https-routes.js';
+import { upstreamOutcome } from './modules/circuit-breaker.js';
+import { compressResponse } from './modules/compression.js';
+import { type EdgePage, Pages, renderPage } from './pages.js';
+import { type Admitted, admit, type EdgeReply, type IncomingRequest } from './request-admission.js';
+import { carryWebSocketAsTcp } from './websocket-tcp.js';
+
+/** The TLS settings of one HTTPS edge's connections, fixed by the SNI before the handshake. */
+export interface HttpsTlsSettings {
+  certificate: Certificate;
+  minVersion: TlsVersion;
+  /** Present = mutual TLS: client certificates must chain to one of these (PEM). */
+  clientCas?: string[];
+}
+
+const TLS_VERSIONS: Record<TlsVersion, tls.SecureVersion> = {
+  '1.0': 'TLSv1',
+  '1.1': 'TLSv1.1',
+  '1.2': 'TLSv1.2',
+  '1.3': 'TLSv1.3',
+};
+/** Servers kept (one per distinct certificate and TLS settings), least recently used dropped first. */
+const MAX_SERVERS = 256;
+
+type AnyRequest = IncomingMessage | Http2ServerRequest;
+type AnyResponse = ServerResponse | Http2ServerResponse;
+
+/**
+ * TLS termination and HTTP for HTTPS edges. The TLS listener hands over each connection whose SNI
+ * names an HTTPS edge; it is served by a `node:http2` secure server (HTTP/2, and HTTP/1.1 through
+ * `allowHTTP1`) made for that edge's certificate and TLS settings, so the handshake enforces the
+ * edge's minimum version and mutual TLS before any request is read. Every server shares one
+ * request handler: route, modules, then the agent.
+ */
+export class HttpsFront {
+  readonly #servers = new Map<string, Http2SecureServer>();
+  readonly #webSockets = new WebSocketServer({ noServer: true, maxPayload: 16 << 20 });
+
+  constructor(
+    private readonly table: HttpsRouteTable,
+    private readonly pool: SessionPool,
+    private readonly metrics: EdgeMetrics,
+    private readonly log: Logger,
+  ) {}
+
+  /** Serves one client socket (its ClientHello still unread) with the edge's TLS settings. */
+  serve(socket: net.Socket, settings: HttpsTlsSettings): void {
+    this.#serverFor(settings).emit('connection', socket);
+  }
+
+  #serverFor(settings: HttpsTlsSettings): Http2SecureServer {
+    const key = createHash('sha256')
+      .update(
+        JSON.stringify([
+          settings.certificate.cert,
+          settings.certificate.key,
+          settings.minVersion,
+          settings.clientCas ?? null,
+        ]),
+      )
+      .digest('base64url');
+    const cached = this.#servers.get(key);
+    if (cached) {
+      this.#servers.delete(key);
+      this.#servers.set(key, cached);
+      return cached;
+    }
+    const minVersion = TLS_VERSIONS[settings.minVersion];
+    const mutual = settings.clientCas !== undefined;
+    const server = http2.createSecureServer(
+      {
+        allowHTTP1: true,
+        cert: settings.certificate.cert,
+        key: settings.certificate.key,
+        minVersion,
+        sessionIdContext: key.slice(0, 32),
+        ...((minVersion === 'TLSv1' || minVersion === 'TLSv1.1') && {
+          ciphers: `${tls.DEFAULT_CIPHERS}:@SECLEVEL=0`,
+        }),
+        ...(mutual && { requestCert: true, rejectUnauthorized: true, ca: settings.clientCas }),
+        settings: { enableConnectProtocol: false },
+      },
+      (request, response) => this.#onRequest(request, response),
+    );
+    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) =>
+      this.#onUpgrade(request, socket, head),
+    );
+    server.on('tlsClientError', (error, socket) => {
+      this.log.info({ ip: socket.remoteAddress, reason: error.message }, 'HTTPS handshake failed');
+      socket.destroy();
+    });
+    // Client resets are ordinary and end their own exchange only.
+    server.on('sessionError', () => {});
+    this.#servers.set(key, server);
+    if (this.#servers.size > MAX_SERVERS) {
+      const oldest = this.#servers.keys().next().value;
+      if (oldest !== undefined) this.#servers.delete(oldest);
+    }
+    return server;
+  }
+
+  #render = (page: EdgePage, edgeId: string | undefined) => renderPage(page, edgeId);
+
+  #count(edgeId: string | undefined, routeId: string | undefined, outcome: string): void {
+    this.metrics.httpRequests.inc({ edge_id: edgeId ?? 'none', route_id: routeId ?? 'none', outcome });
+  }
+
+  #onRequest(request: AnyRequest, response: AnyResponse): void {
+    const incoming: IncomingRequest = {
+      method: request.method ?? 'GET',
+      target: request.url ?? '/',
+      headers: request.headers,
+      socket: request.socket as tls.TLSSocket,
+      body: request as Readable,
+    };
+    admit(incoming, this.table, this.#render)
+      .then(async (admission) => {
+        if (admission.kind === 'reply') {
+          this.#count(admission.edgeId, admission.routeId, admission.reply.outcome);
+          sendReply(response, admission.reply, incoming.method);
+          return;
+        }
+        if (admission.modules.websocketTcpConverter) {
+          this.#sendPage(response, incoming.method, Pages.notWebSocket(), admission);
+          return;
+        }
+        await this.#forward(incoming, response, admission);
+      })
+      .catch((error: unknown) => {
+        this.log.error({ err: error }, 'HTTPS request failed inside the edge');
+        if (!response.headersSent)
+          sendReply(
+            response,
+            { ...pageReply(Pages.upstreamFailed(), undefined), outcome: 'internal' },
+            incoming.method,
+          );
+        else response.destroy();
+      });
+  }
+
+  #sendPage(response: AnyResponse, method: string, page: EdgePage, admitted: Admitted): void {
+    this.#count(admitted.entry.edge.id, admitted.route.id, page.code);
+    sendReply(response, pageReply(page, admitted.entry.edge.id), method);
+  }
+
+  /** Sends the request to an agent of the route's backend and the answer back, streaming both ways. */
+  async #forward(request: IncomingRequest, response: AnyResponse, admitted: Admitted): Promise<void> {
+    const { modules } = admitted;
+    const breaker = modules.circuitBreaker;
+    let stream: Duplex;
+    try {
+      stream = await this.pool.connect(admitted.labels, {
+        ip: admitted.clientIp,
+        port: request.socket.remotePort ?? 0,
+      });
+    } catch (error) {
+      breaker?.record('error');
+      this.log.info(
+        {
+          edgeId: admitted.entry.edge.id,
+          routeId: admitted.route.id,
+          reason: error instanceof Error ? error.message : String(error),
+        },
+        'request not carried',
+      );
+      this.#sendPage(
+        response,
+        request.method,
+        error instanceof NoOnlineSession ? Pages.noSession() : Pages.upstreamFailed(),
+        admitted,
+      );
+      return;
+    }
+    const upstream = http.request({
+      createConnection: () => stream as net.Socket,
+      method: request.method,
+      path: admitted.target,
+      headers: admitted.headers as http.OutgoingHttpHeaders,
+      setHost: false,
+    });
+    let answered = false;
+    upstream.on('error', (error) => {
+      stream.destroy();
+      if (answered) {
+        response.destroy();
+        return;
+      }
+      breaker?.record('error');
+      this.log.info({ routeId: admitted.route.id, reason: error.message }, 'upstream request failed');
+      if (!response.headersSent) this.#sendPage(response, request.method, Pages.upstreamFailed(), admitted);
+    });
+    // A client that goes away takes its upstream request with it.
+    response.on('close', () => {
+      if (!response.writableFinished) upstream.destroy();
+    });
+    upstream.on('response', (answer) => {
+      answered = true;
+      breaker?.record(upstreamOutcome(answer.statusCode));
+      this.#respond(request, response, admitted, answer);
+    });
+    if (admitted.body) upstream.end(admitted.body);
+    else pipeline(request.body, upstream, () => {});
+  }
+
+  #respond(
+    request: IncomingRequest,
+    response: AnyResponse,
+    admitted: Admitted,
+    answer: IncomingMessage,
+  ): void {
+    const { modules } = admitted;
+    const status = answer.statusCode ?? 502;
+    let headers: HeaderRecord = endToEnd(answer.headers);
+    if (modules.policy) {
+      const outcome = modules.policy.outbound(
+        {
+          method: request.method,
+          url: `https://${admitted.headers.host}${admitted.target}`,
+          path: admitted.target.split('?')[0] ?? '/',
+          query: admitted.target.includes('?') ? admitted.target.slice(admitted.target.indexOf('?') + 1) : '',
+          host: admitted.host,
+          headers: request.headers,
+          clientIp: admitted.clientIp,
+          clientPort: request.socket.remotePort ?? 0,
+        },
+        { status, headers },
+      );
+      if (outcome.respond) {
+        answer.resume();
+        this.#count(admitted.entry.edge.id, admitted.route.id, 'policy');
+        sendReply(response, { ...outcome.respond, outcome: 'policy' }, request.method);
+        return;
+      }
+      for (const name of outcome.removeHeaders) delete headers[name];
+      headers = { ...headers, ...outcome.setHeaders };
+    }
+    if (modules.responseHeaders) headers = modules.responseHeaders.apply(headers);
+    if (admitted.setCookies.length > 0) {
+      const existing = headers['set-cookie'];
+      headers['set-cookie'] = [
+        ...(Array.isArray(existing) ? existing : existing ? [existing] : []),
+        ...admitted.setCookies,
+      ];
+    }
+    let body: Readable = answer;
+    if (modules.compression) {
+      const decision = compressResponse(headers, {
+        method: request.method,
+        statusCode: status,
+        acceptEncoding: headerValue(request.headers['accept-encoding']),
+      });
+      headers = decision.headers;
+      if (decision.compress) body = answer.pipe(decision.stream);
+    }
+    this.#count(admitted.entry.edge.id, admitted.route.id, `${Math.floor(status / 100)}xx`);
+    response.writeHead(status, headers as http.OutgoingHttpHeaders);
+    pipeline(body, response as NodeJS.WritableStream, (error: Error | null) => {
+      if (error) answer.destroy();
+    });
+  }
+
+  /** HTTP/1.1 upgrades (WebSocket): the same admission, then the raw connection is carried. */
+  #onUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => {});
+    const incoming: IncomingRequest = {
+      method: request.method ?? 'GET',
+      target: request.url ?? '/',
+      headers: request.headers,
+      socket: request.socket as tls.TLSSocket,
+      body: request,
+    };
+    admit(incoming, this.table, this.#render)
+      .then(async (admission) => {
+        if (admission.kind === 'reply') {
+          this.#count(admission.edgeId, admission.routeId, admission.reply.outcome);
+          writeRawReply(socket, admission.reply);
+          return;
+        }
+        const fail = (page: EdgePage) => {
+          this.#count(admission.entry.edge.id, admission.route.id, page.code);
+          writeRawReply(socket, pageReply(page, admission.entry.edge.id));
+        };
+        let stream: Duplex;
+        try {
+          stream = await this.pool.connect(admission.labels, {
+            ip: admission.clientIp,
+            port: request.socket.remotePort ?? 0,
+          });
+        } catch (error) {
+          admission.modules.circuitBreaker?.record('error');
+          fail(error instanceof NoOnlineSession ? Pages.noSession() : Pages.upstreamFailed());
+          return;
+        }
+        this.#count(admission.entry.edge.id, admission.route.id, 'upgrade');
+        if (admission.modules.websocketTcpConverter) {
+          this.#webSockets.handleUpgrade(request, socket, head, (webSocket) =>
+            carryWebSocketAsTcp(webSocket, stream),
+          );
+          return;
+        }
+        // The upgrade request goes upstream as the client sent it (end-to-end headers changed as
+        // for any request, Connection and Upgrade kept), then the bytes flow both ways untouched.
+        const headers: HeaderRecord = {
+          ...admission.headers,
+          connection: 'Upgrade',
+          ...(request.headers.upgrade !== undefined && { upgrade: request.headers.upgrade }),
+        };
+        stream.write(requestHead(request.method ?? 'GET', admission.target, headers));
+        if (head.length > 0) stream.write(head);
+        pipeline(socket, stream, socket, () => {
+          socket.destroy();
+          stream.destroy();
+        });
+      })
+      .catch((error: unknown) => {
+        this.log.error({ err: error }, 'HTTPS upgrade failed inside the edge');
+        socket.destroy();
+      });
+  }
+}
+
+function pageReply(page: EdgePage, edgeId: string | undefined): EdgeReply {
+  const { headers, body } = renderPage(page, edgeId);
+  return { status: page.status, headers, body, outcome: page.code };
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+function sendReply(response: AnyResponse, reply: EdgeReply, method: string): void {
+  if (response.headersSent) {
+    response.destroy();
+    return;
+  }
+  const body = Buffer.from(reply.body);
+  response.writeHead(reply.status, {
+    ...reply.headers,
+    'content-length': String(body.length),
+  } as http.OutgoingHttpHeaders);
+  if (method === 'HEAD') response.end();
+  else response.end(body);
+}
+
+function writeRawReply(socket: Duplex, reply: EdgeReply): void {
+  const body = Buffer.from(reply.body);
+  const headers: HeaderRecord = {
+    ...reply.headers,
+    'content-length': String(body.length),
+    connection: 'close',
+  };
+  socket.end(Buffer.concat([Buffer.from(responseHead(reply.status, headers)), body]));
+}
+
+function headerLines(headers: HeaderRecord): string {
+  let lines = '';
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) lines += `${name}: ${item}\r\n`;
+  }
+  return lines;
+}
+
+function requestHead(method: string, target: string, headers: HeaderRecord): string {
+  return `${method} ${target} HTTP/1.1\r\n${headerLines(headers)}\r\n`;
+}
+
+function responseHead(status: number, headers: HeaderRecord): string {
+  return `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\n${headerLines(headers)}\r\n`;
+}
