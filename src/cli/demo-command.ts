@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { request } from 'undici';
+import { Agent as HttpAgent, request } from 'undici';
 import { Agent } from '../agent/agent.js';
 import { parseForwardTarget } from '../agent/forward-target.js';
 import { EdgewardClient } from '../client/index.js';
@@ -42,10 +42,39 @@ async function getThroughEdge(url: string, timeoutMs = 10_000): Promise<string> 
   }
 }
 
+/** A GET through the HTTPS edge for `host`, served at `127.0.0.1:port` with a generated certificate. */
+async function getThroughHttpsEdge(host: string, port: number, path: string) {
+  // The certificate is the one the edge generated for the name (no uploaded one covers it).
+  const dispatcher = new HttpAgent({ connect: { servername: host, rejectUnauthorized: false } });
+  try {
+    const deadline = Date.now() + 10_000;
+    // Until the edge has the new configuration it does not know the name (a TLS alert) or the route.
+    for (;;) {
+      try {
+        const response = await request(`https://127.0.0.1:${port}${path}`, {
+          dispatcher,
+          headers: { host: `${host}:${port}` },
+        });
+        const body = await response.body.text();
+        if (response.statusCode !== 404 || Date.now() > deadline) {
+          return { status: response.statusCode, headers: response.headers, body };
+        }
+      } catch (error) {
+        if (Date.now() > deadline)
+          throw new Error(`no answer through the HTTPS edge for ${host}`, { cause: error });
+      }
+      await new Promise((done) => setTimeout(done, 100));
+    }
+  } finally {
+    await dispatcher.close();
+  }
+}
+
 /**
  * `edgeward demo`: the quick start. Starts the server with an edge on embedded defaults (SQLite in
  * ./.edgeward-demo, everything on 127.0.0.1), a small local service, and an agent for it; creates
- * a TCP edge through the API and sends a request through the edge to the service.
+ * a TCP edge and an HTTPS edge with a route through the API and sends a request through each edge
+ * to the service.
  */
 export async function demoCommand(argv: string[]): Promise<number | undefined> {
   const { values } = parseArgs({
@@ -88,7 +117,8 @@ export async function demoCommand(argv: string[]): Promise<number | undefined> {
   );
   const service = createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain' });
-    res.end(`hello from your local service (it saw ${req.method} ${req.url})\n`);
+    const added = req.headers['x-demo'] ? `, x-demo: ${String(req.headers['x-demo'])}` : '';
+    res.end(`hello from your local service (it saw ${req.method} ${req.url}${added})\n`);
   });
   service.listen(0, '127.0.0.1');
   await once(service, 'listening');
@@ -150,8 +180,35 @@ export async function demoCommand(argv: string[]): Promise<number | undefined> {
     say(`GET ${url}`);
     say(`  → ${(await getThroughEdge(url)).trim()}`);
     say();
+
+    // The same group behind an HTTPS edge, a route with modules on.
+    const host = 'demo.localhost';
+    const httpsEdge = await client.httpsEdges.create({
+      description: 'demo HTTPS edge',
+      hostports: [`${host}:443`],
+    });
+    const route = await client.httpsEdgeRoutes.create(httpsEdge.id, {
+      description: 'everything to the demo group',
+      match_type: 'path_prefix',
+      match: '/',
+      backend: { backend_id: backend.id },
+      response_headers: { add: { 'x-served-by': 'edgeward' } },
+      request_headers: { add: { 'x-demo': 'added by the edge' } },
+    });
+    const tlsPort = edge.edge.tlsPort;
+    say(
+      `HTTPS edge         ${httpsEdge.id} for ${host}, route ${route.id} (served locally on 127.0.0.1:${tlsPort})`,
+    );
+    const httpsUrl = `https://${host}:${tlsPort}/through/https`;
+    say(`GET ${httpsUrl}`);
+    const answer = await getThroughHttpsEdge(host, tlsPort, '/through/https');
+    say(
+      `  → HTTP ${answer.status}, x-served-by: ${String(answer.headers['x-served-by'])}: ${answer.body.trim()}`,
+    );
+    say();
     say('Try it yourself:');
     say(`  curl ${url}`);
+    say(`  curl -k --resolve ${host}:${tlsPort}:127.0.0.1 ${httpsUrl}`);
     say(`  export EDGEWARD_API_KEY=${adminKey}`);
     say(
       `  curl -s ${baseUrl}/tunnel_sessions -H "Authorization: Bearer $EDGEWARD_API_KEY" -H "Svc-Version: 2"`,

@@ -18,6 +18,10 @@ describe('edgeward demo', () => {
       expect(output).toMatch(
         /GET http:\/\/127\.0\.0\.1:(\d+)\/through\/the\/edge\n {2}→ hello from your local service \(it saw GET \/through\/the\/edge\)/,
       );
+      // The HTTPS edge: a route with request and response headers on.
+      expect(output).toMatch(
+        /GET https:\/\/demo\.localhost:\d+\/through\/https\n {2}→ HTTP 200, x-served-by: edgeward: hello from your local service \(it saw GET \/through\/https, x-demo: added by the edge\)/,
+      );
       expect(output).toContain('--edge-ca');
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
