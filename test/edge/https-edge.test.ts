@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { Agent } from '../../src/agent/agent.js';
 import { startTestAgent, startTestEdge, type TestEdge } from '../support/edge.js';
+import { eventually } from '../support/eventually.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -159,20 +160,6 @@ function parse(output: string, stderr: string): CurlResult {
   const headers = split === -1 ? stdout : stdout.slice(0, split);
   const status = Number(/^HTTP\/[\d.]+ (\d{3})/.exec(headers)?.[1] ?? 0);
   return { code: 0, status, headers, body: split === -1 ? '' : stdout.slice(split + 4), stderr };
-}
-
-/** Waits for the edge to have the configuration that makes `probe` pass. */
-async function eventually<T>(
-  probe: () => Promise<T>,
-  ok: (value: T) => boolean,
-  timeoutMs = 3000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (ok(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe('HTTPS edges', () => {

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Agent } from '../../src/agent/agent.js';
 import { startTestAgent, startTestEdge, type TestEdge } from '../support/edge.js';
+import { eventually } from '../support/eventually.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -76,19 +77,6 @@ async function curl(port: number): Promise<{ code: number; stdout: string }> {
   } catch (error) {
     const failure = error as { code?: number; stdout?: string };
     return { code: failure.code ?? -1, stdout: failure.stdout ?? '' };
-  }
-}
-
-async function eventually<T>(
-  check: () => Promise<T>,
-  ok: (value: T) => boolean,
-  timeoutMs = 3000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (ok(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 

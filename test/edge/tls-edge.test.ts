@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Agent } from '../../src/agent/agent.js';
 import { startTestAgent, startTestEdge, type TestEdge } from '../support/edge.js';
+import { eventually } from '../support/eventually.js';
 import { OpensslWorkspace } from '../support/openssl.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -94,19 +95,6 @@ async function curl(host: string, args: string[]): Promise<{ code: number; stdou
   } catch (error) {
     const failure = error as { code?: number; stdout?: string; stderr?: string };
     return { code: failure.code ?? -1, stdout: failure.stdout ?? '', stderr: failure.stderr ?? '' };
-  }
-}
-
-async function eventually<T>(
-  probe: () => Promise<T>,
-  ok: (value: T) => boolean,
-  timeoutMs = 3000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (ok(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 

@@ -278,18 +278,18 @@ export class TlsEdgeListener {
     else this.#terminate(connection, route, hello);
   }
 
+  /** A client that sent its ClientHello and EOF: nothing to hand over, reported and closed. */
+  #closedBeforeHandshake(connection: Connection): boolean {
+    if (!connection.raw.readableEnded) return false;
+    this.#report(connection, 'handshake_failed', 'the client closed the connection before the TLS handshake');
+    connection.raw.destroy();
+    return true;
+  }
+
   /** HTTPS: the front terminates TLS and serves HTTP on the socket, ClientHello put back first. */
   #handOver(connection: Connection, route: TlsHttpRoute, hello: ClientHello): void {
     const { raw } = connection;
-    if (raw.readableEnded) {
-      this.#report(
-        connection,
-        'handshake_failed',
-        'the client closed the connection before the TLS handshake',
-      );
-      raw.destroy();
-      return;
-    }
+    if (this.#closedBeforeHandshake(connection)) return;
     raw.unshift(hello.buffered);
     this.#report(connection, 'accepted');
     route.serve(raw);
@@ -322,15 +322,7 @@ export class TlsEdgeListener {
       refuse(raw, alert(hello.buffered, ALERT_INTERNAL_ERROR));
       return;
     }
-    if (raw.readableEnded) {
-      this.#report(
-        connection,
-        'handshake_failed',
-        'the client closed the connection before the TLS handshake',
-      );
-      raw.destroy();
-      return;
-    }
+    if (this.#closedBeforeHandshake(connection)) return;
     // Replay the ClientHello: the TLS socket reads what is buffered on `raw` before its handle.
     raw.unshift(hello.buffered);
     const mutual = route.clientCas !== undefined;
