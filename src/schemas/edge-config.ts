@@ -32,7 +32,8 @@ export const edgeMutualTlsModule = z
 export const edgeTlsTerminationModule = z
   .object({
     ...moduleEnabled,
-    terminate_at: z.enum(['edge', 'upstream']),
+    /** Absent on HTTPS edges, which always terminate at the edge. */
+    terminate_at: z.enum(['edge', 'upstream']).optional(),
     min_version: z.enum(['1.0', '1.1', '1.2', '1.3']).nullable().optional(),
   })
   .nullable();

@@ -197,6 +197,33 @@ describe('HTTPS edges', () => {
     expect(second?.headers['x-forwarded-for']).toBe('203.0.113.9, 127.0.0.1');
   });
 
+  it('keeps its configuration feed with tls_termination set (stored without terminate_at) and serves the edge', async () => {
+    const credential = await create('/credentials', {});
+    const backend = await create('/backends/tunnel_group', { labels: { https: 'tls-set.https.test' } });
+    const created = await create('/edges/https', {
+      hostports: ['tls-set.https.test:443'],
+      tls_termination: { min_version: '1.2' },
+    });
+    await create(`/edges/https/${created.id}/routes`, {
+      match_type: 'path_prefix',
+      match: '/',
+      backend: { backend_id: backend.id },
+    });
+    const agent = startTestAgent(edge, {
+      authtoken: String(credential.token),
+      labels: { https: 'tls-set.https.test' },
+      forward: `http://127.0.0.1:${servicePort}`,
+    });
+    agents.push(agent);
+    await once(agent, 'session');
+    const served = await eventually(
+      () => curl('tls-set.https.test', '/set'),
+      (result) => result.status === 200,
+    );
+    expect(served.body).toBe('service: GET /set');
+    expect(edge.edge.controlPlaneConnected).toBe(true);
+  });
+
   it('picks the route: exact path, then the longest prefix, then one naming the host', async () => {
     const { routes } = await httpsEdge('routes.https.test', [
       { match_type: 'path_prefix', match: '/' },

@@ -141,6 +141,10 @@ export class ControlPlaneClient extends EventEmitter<ControlPlaneEvents> {
       }
     } finally {
       clearTimeout(watchdog);
+      // A line that failed to parse leaves the response open: close it, or the connection (and
+      // `stop()`, which waits for the dispatcher's connections) would hang on it.
+      lines.close();
+      (body as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
     }
   }
 }
