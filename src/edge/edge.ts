@@ -366,6 +366,10 @@ export class Edge {
       cookieKey: this.#cookieKey,
       ...(this.options.identityProviderCas && { identityProviderCas: this.options.identityProviderCas }),
       log: ({ level, message, routeId, detail }) => this.#log[level]({ routeId, ...detail }, message),
+      onCircuitBreakerState: (routeId, state) => {
+        this.metrics.circuitBreakerOpen.set({ route_id: routeId }, state === 'closed' ? 0 : 1);
+        this.#log.warn({ routeId, state }, 'circuit breaker state changed');
+      },
     });
     this.metrics.routesUnreadable.set(
       config.https_edges.reduce(

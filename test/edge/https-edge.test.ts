@@ -12,6 +12,7 @@ import WebSocket, { WebSocketServer } from 'ws';
 import type { Agent } from '../../src/agent/agent.js';
 import { startTestAgent, startTestEdge, type TestEdge } from '../support/edge.js';
 import { eventually } from '../support/eventually.js';
+import { type CurlResult, curlHttps } from '../support/https-curl.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -119,48 +120,8 @@ async function httpsEdge(
   return { edge: httpsEdge, routes: created };
 }
 
-interface CurlResult {
-  code: number;
-  status: number;
-  headers: string;
-  body: string;
-  stderr: string;
-}
-
-async function curl(host: string, path: string, args: string[] = []): Promise<CurlResult> {
-  const port = edge.edge.tlsPort;
-  try {
-    const { stdout, stderr } = await run(
-      'curl',
-      [
-        '-sS',
-        '-k',
-        '-i',
-        '--max-time',
-        '10',
-        '--resolve',
-        `${host}:${port}:127.0.0.1`,
-        ...args,
-        `https://${host}:${port}${path}`,
-      ],
-      { maxBuffer: 64 << 20, encoding: 'latin1' },
-    );
-    return parse(stdout, stderr);
-  } catch (error) {
-    const failure = error as { code?: number; stdout?: string; stderr?: string };
-    return { ...parse(failure.stdout ?? '', failure.stderr ?? ''), code: failure.code ?? -1 };
-  }
-}
-
-function parse(output: string, stderr: string): CurlResult {
-  // Interim answers (100 Continue) come first: the final response follows them.
-  let stdout = output;
-  while (/^HTTP\/[\d.]+ 1\d\d/.test(stdout)) stdout = stdout.slice(stdout.indexOf('\r\n\r\n') + 4);
-  const split = stdout.indexOf('\r\n\r\n');
-  const headers = split === -1 ? stdout : stdout.slice(0, split);
-  const status = Number(/^HTTP\/[\d.]+ (\d{3})/.exec(headers)?.[1] ?? 0);
-  return { code: 0, status, headers, body: split === -1 ? '' : stdout.slice(split + 4), stderr };
-}
+const curl = (host: string, path: string, args: string[] = []): Promise<CurlResult> =>
+  curlHttps(host, edge.edge.tlsPort, path, args);
 
 describe('HTTPS edges', () => {
   it('serves HTTP/2 and HTTP/1.1 clients through the agent, with X-Forwarded-* and no hop-by-hop headers', async () => {

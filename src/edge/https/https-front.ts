@@ -162,10 +162,12 @@ export class HttpsFront {
     const breaker = modules.circuitBreaker;
     let stream: Duplex;
     try {
-      stream = await this.pool.connect(admitted.labels, {
-        ip: admitted.clientIp,
-        port: request.socket.remotePort ?? 0,
-      });
+      stream = writeBuffersOnly(
+        await this.pool.connect(admitted.labels, {
+          ip: admitted.clientIp,
+          port: request.socket.remotePort ?? 0,
+        }),
+      );
     } catch (error) {
       breaker?.record('error');
       this.log.info(
@@ -295,10 +297,12 @@ export class HttpsFront {
         };
         let stream: Duplex;
         try {
-          stream = await this.pool.connect(admission.labels, {
-            ip: admission.clientIp,
-            port: request.socket.remotePort ?? 0,
-          });
+          stream = writeBuffersOnly(
+            await this.pool.connect(admission.labels, {
+              ip: admission.clientIp,
+              port: request.socket.remotePort ?? 0,
+            }),
+          );
         } catch (error) {
           admission.modules.circuitBreaker?.record('error');
           fail(error instanceof NoOnlineSession ? Pages.noSession() : Pages.upstreamFailed());
@@ -330,6 +334,35 @@ export class HttpsFront {
         socket.destroy();
       });
   }
+}
+
+/**
+ * The tunnel stream (an HTTP/2 stream to the agent) gets Buffers only. Node 20's Http2Stream loses
+ * string chunks written in one batch (`_writev`): their bytes are freed before they are sent, so
+ * the service got garbage in place of the first bytes of the request line whenever the request
+ * head (a string, from http.request) went out together with body bytes.
+ */
+function writeBuffersOnly(stream: Duplex): Duplex {
+  // Node's own name for a chunk that is a Buffer; not one of the BufferEncoding string encodings.
+  const BUFFER = 'buffer' as BufferEncoding;
+  const asBuffer = (chunk: unknown, encoding: BufferEncoding) =>
+    typeof chunk === 'string'
+      ? { chunk: Buffer.from(chunk, encoding), encoding: BUFFER }
+      : { chunk, encoding };
+  const write = stream._write.bind(stream);
+  stream._write = (chunk, encoding, callback) => {
+    const converted = asBuffer(chunk, encoding);
+    write(converted.chunk, converted.encoding, callback);
+  };
+  const writev = stream._writev?.bind(stream);
+  if (writev) {
+    stream._writev = (chunks, callback) =>
+      writev(
+        chunks.map(({ chunk, encoding }) => asBuffer(chunk, encoding)),
+        callback,
+      );
+  }
+  return stream;
 }
 
 function pageReply(page: EdgePage, edgeId: string | undefined): EdgeReply {

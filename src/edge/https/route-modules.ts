@@ -3,9 +3,9 @@ import type { EdgeConfig, EdgeHttpsRoute } from '../../schemas/edge-config.js';
 import { ROUTE_MODULE_SCHEMAS, type RouteModuleName } from '../../schemas/route-module-table.js';
 import { samlModuleInput } from '../../schemas/route-modules.js';
 import { type CompiledPolicy, compilePolicy } from '../../traffic-policy/index.js';
-import { ALLOW_ALL, compileIpRestriction, type IpRestriction } from '../routing/ip-policy.js';
+import { compileIpRestriction, type IpRestriction } from '../routing/ip-policy.js';
 import { type AuthModule, createOAuthModule, createOidcModule } from './modules/auth/index.js';
-import { CircuitBreaker } from './modules/circuit-breaker.js';
+import { CircuitBreaker, type CircuitBreakerState } from './modules/circuit-breaker.js';
 import { compileHeaderRules, type HeaderRules } from './modules/header-rules.js';
 import { compileUserAgentFilter } from './modules/user-agent-filter.js';
 import { createWebhookVerifier, type WebhookVerifier } from './modules/webhook-verification/index.js';
@@ -23,6 +23,8 @@ export interface RouteModuleContext {
     routeId: string;
     detail?: Record<string, unknown>;
   }): void;
+  /** A route's circuit breaker changed state (for metrics). */
+  onCircuitBreakerState?(routeId: string, state: CircuitBreakerState): void;
 }
 
 /** The SP side of SAML as the feed carries it: the module plus the certificate it publishes. */
@@ -38,7 +40,6 @@ export type EdgeSamlModule = z.output<typeof edgeSamlModule>;
 export interface RouteModules {
   backendLabels: Record<string, string> | undefined;
   /** Set but naming a backend the configuration does not have: 503, never another backend. */
-  backendMissing: boolean;
   ipRestriction: IpRestriction | undefined;
   circuitBreaker: CircuitBreaker | undefined;
   compression: boolean;
@@ -125,12 +126,17 @@ export function compileRouteModules(route: EdgeHttpsRoute, context: RouteModuleC
 
   return {
     backendLabels,
-    backendMissing: backend !== undefined && backendLabels === undefined,
     ipRestriction: ipRestriction
       ? compileIpRestriction(ipRestriction.ip_policy_ids, config.ip_policies)
       : undefined,
     circuitBreaker: circuitBreaker
-      ? built('circuit_breaker', () => new CircuitBreaker(circuitBreaker))
+      ? built(
+          'circuit_breaker',
+          () =>
+            new CircuitBreaker(circuitBreaker, {
+              onStateChange: (state) => context.onCircuitBreakerState?.(route.id, state),
+            }),
+        )
       : undefined,
     compression: parsed(route, 'compression') !== undefined,
     requestHeaders: requestHeaders
@@ -175,6 +181,3 @@ export function compileRouteModules(route: EdgeHttpsRoute, context: RouteModuleC
       : undefined,
   };
 }
-
-/** An IP restriction that lets everyone through, for routes without one. */
-export const NO_IP_RESTRICTION = ALLOW_ALL;
