@@ -218,6 +218,7 @@ export class Edge {
     for (const socket of this.#carried) socket.destroy();
     await listenersClosed;
     await tlsClosed;
+    this.#https.close();
     await this.#tunnel.close();
     await this.#ssh?.close();
     await this.#controlPlane.stop();
@@ -371,6 +372,14 @@ export class Edge {
         this.#log.warn({ routeId, state }, 'circuit breaker state changed');
       },
     });
+    this.#https.retainUpstreams(
+      config.https_edges.flatMap((edge) =>
+        edge.routes.flatMap((route) => {
+          const labels = this.#httpsRoutes.routeLabels(route.id);
+          return labels ? [labels] : [];
+        }),
+      ),
+    );
     this.metrics.routesUnreadable.set(
       config.https_edges.reduce(
         (count, edge) => count + edge.routes.filter((route) => this.#httpsRoutes.problemOf(route.id)).length,

@@ -27,7 +27,14 @@ let edge: TestEdge;
 let service: HttpServer;
 let servicePort: number;
 let webSockets: WebSocketServer;
-const seen: { method: string; url: string; headers: IncomingHttpHeaders; bytes: number }[] = [];
+const seen: {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  bytes: number;
+  /** The service's view of the connection the request came on (the agent's side). */
+  connection: string;
+}[] = [];
 const agents: Agent[] = [];
 
 beforeAll(async () => {
@@ -44,14 +51,26 @@ beforeAll(async () => {
         response.write(chunk);
       });
       request.on('end', () => {
-        seen.push({ method: request.method ?? '', url, headers: request.headers, bytes });
+        seen.push({
+          method: request.method ?? '',
+          url,
+          headers: request.headers,
+          bytes,
+          connection: `${request.socket.remotePort}`,
+        });
         response.end();
       });
       return;
     }
     request.resume();
     request.on('end', () => {
-      seen.push({ method: request.method ?? '', url, headers: request.headers, bytes });
+      seen.push({
+        method: request.method ?? '',
+        url,
+        headers: request.headers,
+        bytes,
+        connection: `${request.socket.remotePort}`,
+      });
       response.writeHead(200, {
         'content-type': 'text/plain',
         connection: 'keep-alive, x-secret-hop',
@@ -307,6 +326,31 @@ describe('HTTPS edges', () => {
     ]);
     expect(stdout).toBe('service: GET /oneservice: GET /two');
     expect(stderr).toMatch(/Re-using existing connection/);
+  });
+
+  it('keeps upstream connections alive across requests, and does not fail on one the service closed', async () => {
+    await httpsEdge('upstream.https.test', [{ match_type: 'path_prefix', match: '/' }]);
+    await eventually(
+      () => curl('upstream.https.test', '/warm'),
+      (r) => r.status === 200,
+    );
+    seen.length = 0;
+    for (const path of ['/a', '/b', '/c']) expect((await curl('upstream.https.test', path)).status).toBe(200);
+    // Three requests from three client connections, one upstream connection through the tunnel.
+    expect(new Set(seen.map((request) => request.connection)).size).toBe(1);
+
+    // The service drops idle connections after 100 ms: the edge's next request must still succeed.
+    const previous = service.keepAliveTimeout;
+    service.keepAliveTimeout = 100;
+    try {
+      expect((await curl('upstream.https.test', '/d')).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const after = await curl('upstream.https.test', '/e');
+      expect(after.status).toBe(200);
+      expect(after.body).toBe('service: GET /e');
+    } finally {
+      service.keepAliveTimeout = previous;
+    }
   });
 
   it('carries a WebSocket upgrade to the service', async () => {

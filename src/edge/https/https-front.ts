@@ -16,6 +16,7 @@ import { upstreamOutcome } from './modules/circuit-breaker.js';
 import { compressResponse } from './modules/compression.js';
 import { type EdgePage, Pages, renderPage } from './pages.js';
 import { type Admitted, admit, type EdgeReply, type IncomingRequest } from './request-admission.js';
+import { UpstreamAgents, writeBuffersOnly } from './upstream-agents.js';
 import { carryWebSocketAsTcp } from './websocket-tcp.js';
 
 /** The TLS settings of one HTTPS edge's connections, fixed by the SNI before the handshake. */
@@ -34,6 +35,8 @@ const TLS_VERSIONS: Record<TlsVersion, tls.SecureVersion> = {
 };
 /** Servers kept (one per distinct certificate and TLS settings), least recently used dropped first. */
 const MAX_SERVERS = 256;
+/** Methods a proxy may send again when a kept-alive connection failed before any answer (RFC 9110 §9.2.2). */
+const REPLAYABLE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 type AnyRequest = IncomingMessage | Http2ServerRequest;
 type AnyResponse = ServerResponse | Http2ServerResponse;
@@ -48,13 +51,26 @@ type AnyResponse = ServerResponse | Http2ServerResponse;
 export class HttpsFront {
   readonly #servers = new Map<string, Http2SecureServer>();
   readonly #webSockets = new WebSocketServer({ noServer: true, maxPayload: 16 << 20 });
+  readonly #upstreams: UpstreamAgents;
 
   constructor(
     private readonly table: HttpsRouteTable,
     private readonly pool: SessionPool,
     private readonly metrics: EdgeMetrics,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.#upstreams = new UpstreamAgents(pool);
+  }
+
+  /** Keeps the upstream connections of the tunnel groups routes still use; closes the others. */
+  retainUpstreams(groups: Iterable<Readonly<Record<string, string>>>): void {
+    this.#upstreams.retain(groups);
+  }
+
+  /** Closes every idle upstream connection (the edge is stopping). */
+  close(): void {
+    this.#upstreams.destroy();
+  }
 
   /** Serves one client socket (its ClientHello still unread) with the edge's TLS settings. */
   serve(socket: net.Socket, settings: HttpsTlsSettings): void {
@@ -137,7 +153,7 @@ export class HttpsFront {
           this.#sendPage(response, incoming.method, Pages.notWebSocket(), admission);
           return;
         }
-        await this.#forward(incoming, response, admission);
+        this.#forward(incoming, response, admission);
       })
       .catch((error: unknown) => {
         this.log.error({ err: error }, 'HTTPS request failed inside the edge');
@@ -156,38 +172,17 @@ export class HttpsFront {
     sendReply(response, pageReply(page, admitted.entry.edge.id), method);
   }
 
-  /** Sends the request to an agent of the route's backend and the answer back, streaming both ways. */
-  async #forward(request: IncomingRequest, response: AnyResponse, admitted: Admitted): Promise<void> {
+  /**
+   * Sends the request to an agent of the route's backend and the answer back, streaming both ways,
+   * over a kept-alive upstream connection of the group when one is idle. A request without a body
+   * whose reused connection failed before any answer (the service closed it meanwhile) is sent once
+   * more on a fresh one, as browsers do.
+   */
+  #forward(request: IncomingRequest, response: AnyResponse, admitted: Admitted, retried = false): void {
     const { modules } = admitted;
     const breaker = modules.circuitBreaker;
-    let stream: Duplex;
-    try {
-      stream = writeBuffersOnly(
-        await this.pool.connect(admitted.labels, {
-          ip: admitted.clientIp,
-          port: request.socket.remotePort ?? 0,
-        }),
-      );
-    } catch (error) {
-      breaker?.record('error');
-      this.log.info(
-        {
-          edgeId: admitted.entry.edge.id,
-          routeId: admitted.route.id,
-          reason: error instanceof Error ? error.message : String(error),
-        },
-        'request not carried',
-      );
-      this.#sendPage(
-        response,
-        request.method,
-        error instanceof NoOnlineSession ? Pages.noSession() : Pages.upstreamFailed(),
-        admitted,
-      );
-      return;
-    }
     const upstream = http.request({
-      createConnection: () => stream as net.Socket,
+      agent: this.#upstreams.for(admitted.labels),
       method: request.method,
       path: admitted.target,
       headers: admitted.headers as http.OutgoingHttpHeaders,
@@ -195,16 +190,29 @@ export class HttpsFront {
     });
     let answered = false;
     upstream.on('error', (error) => {
-      stream.destroy();
       if (answered) {
         response.destroy();
         return;
       }
+      if (!retried && upstream.reusedSocket && !admitted.body && REPLAYABLE_METHODS.has(request.method)) {
+        this.#forward(request, response, admitted, true);
+        return;
+      }
       breaker?.record('error');
-      this.log.info({ routeId: admitted.route.id, reason: error.message }, 'upstream request failed');
-      if (!response.headersSent) this.#sendPage(response, request.method, Pages.upstreamFailed(), admitted);
+      this.log.info(
+        { edgeId: admitted.entry.edge.id, routeId: admitted.route.id, reason: error.message },
+        'request not carried',
+      );
+      if (!response.headersSent) {
+        this.#sendPage(
+          response,
+          request.method,
+          error instanceof NoOnlineSession ? Pages.noSession() : Pages.upstreamFailed(),
+          admitted,
+        );
+      }
     });
-    // A client that goes away takes its upstream request with it.
+    // A client that goes away takes its upstream request (and that connection) with it.
     response.on('close', () => {
       if (!response.writableFinished) upstream.destroy();
     });
@@ -214,6 +222,7 @@ export class HttpsFront {
       this.#respond(request, response, admitted, answer);
     });
     if (admitted.body) upstream.end(admitted.body);
+    else if (retried) upstream.end();
     else pipeline(request.body, upstream, () => {});
   }
 
@@ -334,35 +343,6 @@ export class HttpsFront {
         socket.destroy();
       });
   }
-}
-
-/**
- * The tunnel stream (an HTTP/2 stream to the agent) gets Buffers only. Node 20's Http2Stream loses
- * string chunks written in one batch (`_writev`): their bytes are freed before they are sent, so
- * the service got garbage in place of the first bytes of the request line whenever the request
- * head (a string, from http.request) went out together with body bytes.
- */
-function writeBuffersOnly(stream: Duplex): Duplex {
-  // Node's own name for a chunk that is a Buffer; not one of the BufferEncoding string encodings.
-  const BUFFER = 'buffer' as BufferEncoding;
-  const asBuffer = (chunk: unknown, encoding: BufferEncoding) =>
-    typeof chunk === 'string'
-      ? { chunk: Buffer.from(chunk, encoding), encoding: BUFFER }
-      : { chunk, encoding };
-  const write = stream._write.bind(stream);
-  stream._write = (chunk, encoding, callback) => {
-    const converted = asBuffer(chunk, encoding);
-    write(converted.chunk, converted.encoding, callback);
-  };
-  const writev = stream._writev?.bind(stream);
-  if (writev) {
-    stream._writev = (chunks, callback) =>
-      writev(
-        chunks.map(({ chunk, encoding }) => asBuffer(chunk, encoding)),
-        callback,
-      );
-  }
-  return stream;
 }
 
 function pageReply(page: EdgePage, edgeId: string | undefined): EdgeReply {

@@ -59,6 +59,7 @@ function precedence(a: HttpsRoute, b: HttpsRoute): number {
 export class HttpsRouteTable {
   #edges: HttpsEdgeEntry[] = [];
   #compiled = new Map<string, HttpsRoute>();
+  #byId = new Map<string, HttpsRoute>();
 
   constructor(private readonly onProblem: (route: HttpsRoute) => void) {}
 
@@ -89,6 +90,7 @@ export class HttpsRouteTable {
         .sort(precedence),
     }));
     this.#compiled = compiled;
+    this.#byId = new Map([...compiled.values()].map((route) => [route.id, route]));
   }
 
   #compile(edgeId: string, route: EdgeHttpsRoute, context: RouteModuleContext): HttpsRoute {
@@ -113,8 +115,12 @@ export class HttpsRouteTable {
 
   /** Why a route of the current configuration cannot serve, if it cannot. */
   problemOf(routeId: string): string | undefined {
-    for (const route of this.#compiled.values()) if (route.id === routeId) return route.problem;
-    return undefined;
+    return this.#byId.get(routeId)?.problem;
+  }
+
+  /** The tunnel group a route of the current configuration sends to, if any. */
+  routeLabels(routeId: string): Record<string, string> | undefined {
+    return this.#byId.get(routeId)?.modules?.backendLabels;
   }
 
   edgeFor(host: string): HttpsEdgeEntry | undefined {
