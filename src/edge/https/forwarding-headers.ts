@@ -23,13 +23,16 @@ export const IDENTITY_HEADERS = [
   'edgeward-auth-user-name',
 ];
 
+/** Never dropped because `Connection` names them: the message's framing and target depend on them. */
+const FRAMING = new Set(['content-length', 'host']);
+
 /** Headers minus the hop-by-hop ones, those `Connection` names, and HTTP/2 pseudo-headers. */
 export function endToEnd(headers: IncomingHttpHeaders | HeaderRecord): HeaderRecord {
   const named = new Set(
     String(headers.connection ?? '')
       .split(',')
       .map((token) => token.trim().toLowerCase())
-      .filter(Boolean),
+      .filter((token) => token !== '' && !FRAMING.has(token)),
   );
   const result: HeaderRecord = {};
   for (const [name, value] of Object.entries(headers)) {

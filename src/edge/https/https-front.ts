@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import http2, { type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import type net from 'node:net';
-import { type Duplex, pipeline, type Readable } from 'node:stream';
+import { type Duplex, pipeline, type Readable, type Transform } from 'node:stream';
 import tls from 'node:tls';
 import type { Logger } from 'pino';
 import { WebSocketServer } from 'ws';
@@ -141,6 +141,7 @@ export class HttpsFront {
       headers: request.headers,
       socket: request.socket as tls.TLSSocket,
       body: request as Readable,
+      hasBody: hasBody(request),
     };
     admit(incoming, this.table, this.#render)
       .then(async (admission) => {
@@ -181,11 +182,17 @@ export class HttpsFront {
   #forward(request: IncomingRequest, response: AnyResponse, admitted: Admitted, retried = false): void {
     const { modules } = admitted;
     const breaker = modules.circuitBreaker;
+    // The upstream message is framed from what this edge parsed, never from what the client's
+    // headers claim: a body without a length checked here goes chunked, no body goes without one.
+    const headers: HeaderRecord = { ...admitted.headers };
+    const streamed = !admitted.body && request.hasBody;
+    if (streamed && headers['content-length'] === undefined) headers['transfer-encoding'] = 'chunked';
+    if (!admitted.body && !request.hasBody) delete headers['content-length'];
     const upstream = http.request({
       agent: this.#upstreams.for(admitted.labels),
       method: request.method,
       path: admitted.target,
-      headers: admitted.headers as http.OutgoingHttpHeaders,
+      headers: headers as http.OutgoingHttpHeaders,
       setHost: false,
     });
     let answered = false;
@@ -222,8 +229,8 @@ export class HttpsFront {
       this.#respond(request, response, admitted, answer);
     });
     if (admitted.body) upstream.end(admitted.body);
-    else if (retried) upstream.end();
-    else pipeline(request.body, upstream, () => {});
+    else if (streamed && !retried) pipeline(request.body, upstream, () => {});
+    else upstream.end();
   }
 
   #respond(
@@ -233,7 +240,14 @@ export class HttpsFront {
     answer: IncomingMessage,
   ): void {
     const { modules } = admitted;
-    const status = answer.statusCode ?? 502;
+    const status = answer.statusCode ?? 0;
+    // Only a final status HTTP/1.1 and HTTP/2 clients both accept is relayed (node:http2 throws on others).
+    if (status < 200 || status > 599) {
+      answer.destroy();
+      this.log.info({ routeId: admitted.route.id, status }, 'upstream answered with an invalid status');
+      this.#sendPage(response, request.method, Pages.upstreamFailed(), admitted);
+      return;
+    }
     let headers: HeaderRecord = endToEnd(answer.headers);
     if (modules.policy) {
       const outcome = modules.policy.outbound(
@@ -266,7 +280,7 @@ export class HttpsFront {
         ...admitted.setCookies,
       ];
     }
-    let body: Readable = answer;
+    let compressor: Transform | undefined;
     if (modules.compression) {
       const decision = compressResponse(headers, {
         method: request.method,
@@ -274,16 +288,34 @@ export class HttpsFront {
         acceptEncoding: headerValue(request.headers['accept-encoding']),
       });
       headers = decision.headers;
-      if (decision.compress) body = answer.pipe(decision.stream);
+      if (decision.compress) compressor = decision.stream;
+    }
+    try {
+      response.writeHead(status, headers as http.OutgoingHttpHeaders);
+    } catch (error) {
+      // A header value or name node:http(2) refuses: the client gets a 502, the edge goes on.
+      answer.destroy();
+      this.log.info(
+        { routeId: admitted.route.id, reason: error instanceof Error ? error.message : String(error) },
+        'upstream response not relayable',
+      );
+      this.#sendPage(response, request.method, Pages.upstreamFailed(), admitted);
+      return;
     }
     this.#count(admitted.entry.edge.id, admitted.route.id, `${Math.floor(status / 100)}xx`);
-    response.writeHead(status, headers as http.OutgoingHttpHeaders);
-    pipeline(body, response as NodeJS.WritableStream, (error: Error | null) => {
+    // One pipeline, so an upstream that fails mid-body fails the response too (never a hang).
+    const done = (error: Error | null) => {
       if (error) answer.destroy();
-    });
+    };
+    if (compressor) pipeline(answer, compressor, response as NodeJS.WritableStream, done);
+    else pipeline(answer, response as NodeJS.WritableStream, done);
   }
 
-  /** HTTP/1.1 upgrades (WebSocket): the same admission, then the raw connection is carried. */
+  /**
+   * HTTP/1.1 upgrades (WebSocket): the same admission as any request. The upgrade request goes to
+   * the service, and only its `101` turns the connection into a raw pipe; any other answer is
+   * relayed and the connection closed, so no later request on it can skip the route's modules.
+   */
   #onUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => {});
     const incoming: IncomingRequest = {
@@ -292,6 +324,7 @@ export class HttpsFront {
       headers: request.headers,
       socket: request.socket as tls.TLSSocket,
       body: request,
+      hasBody: false,
     };
     admit(incoming, this.table, this.#render)
       .then(async (admission) => {
@@ -300,10 +333,15 @@ export class HttpsFront {
           writeRawReply(socket, admission.reply);
           return;
         }
+        const { modules } = admission;
         const fail = (page: EdgePage) => {
           this.#count(admission.entry.edge.id, admission.route.id, page.code);
           writeRawReply(socket, pageReply(page, admission.entry.edge.id));
         };
+        if (modules.websocketTcpConverter && !isWebSocketHandshake(request)) {
+          fail(Pages.badRequest('this route takes WebSocket handshakes only'));
+          return;
+        }
         let stream: Duplex;
         try {
           stream = writeBuffersOnly(
@@ -313,36 +351,92 @@ export class HttpsFront {
             }),
           );
         } catch (error) {
-          admission.modules.circuitBreaker?.record('error');
+          modules.circuitBreaker?.record('error');
           fail(error instanceof NoOnlineSession ? Pages.noSession() : Pages.upstreamFailed());
           return;
         }
+        socket.once('close', () => stream.destroy());
         this.#count(admission.entry.edge.id, admission.route.id, 'upgrade');
-        if (admission.modules.websocketTcpConverter) {
+        if (modules.websocketTcpConverter) {
           this.#webSockets.handleUpgrade(request, socket, head, (webSocket) =>
             carryWebSocketAsTcp(webSocket, stream),
           );
           return;
         }
-        // The upgrade request goes upstream as the client sent it (end-to-end headers changed as
-        // for any request, Connection and Upgrade kept), then the bytes flow both ways untouched.
-        const headers: HeaderRecord = {
-          ...admission.headers,
-          connection: 'Upgrade',
-          ...(request.headers.upgrade !== undefined && { upgrade: request.headers.upgrade }),
+        const upstream = http.request({
+          createConnection: () => stream as net.Socket,
+          method: incoming.method,
+          path: admission.target,
+          headers: {
+            ...admission.headers,
+            connection: 'Upgrade',
+            ...(request.headers.upgrade !== undefined && { upgrade: request.headers.upgrade }),
+          } as http.OutgoingHttpHeaders,
+          setHost: false,
+        });
+        const answerHeaders = (answer: IncomingMessage): HeaderRecord => {
+          const headers = endToEnd(answer.headers);
+          return modules.responseHeaders ? modules.responseHeaders.apply(headers) : headers;
         };
-        stream.write(requestHead(request.method ?? 'GET', admission.target, headers));
-        if (head.length > 0) stream.write(head);
-        pipeline(socket, stream, socket, () => {
-          socket.destroy();
+        upstream.on('upgrade', (answer: IncomingMessage, upstreamSocket: Duplex, upstreamHead: Buffer) => {
+          modules.circuitBreaker?.record('success');
+          const headers = {
+            ...answerHeaders(answer),
+            connection: 'Upgrade',
+            ...(answer.headers.upgrade !== undefined && { upgrade: answer.headers.upgrade }),
+          };
+          socket.write(responseHead(101, headers));
+          if (upstreamHead.length > 0) socket.write(upstreamHead);
+          if (head.length > 0) upstreamSocket.write(head);
+          pipeline(socket, upstreamSocket, socket, () => {
+            socket.destroy();
+            upstreamSocket.destroy();
+          });
+        });
+        upstream.on('response', (answer) => {
+          const status = answer.statusCode ?? 0;
+          modules.circuitBreaker?.record(upstreamOutcome(status));
+          if (status < 200 || status > 599) {
+            answer.destroy();
+            fail(Pages.upstreamFailed());
+            return;
+          }
+          // The upgrade was refused: relay the answer and close, never a pipe.
+          const headers = { ...answerHeaders(answer), connection: 'close' };
+          socket.write(responseHead(status, headers));
+          pipeline(answer, socket, () => socket.destroy());
+        });
+        upstream.on('error', () => {
+          modules.circuitBreaker?.record('error');
+          if (!socket.destroyed && socket.writable) fail(Pages.upstreamFailed());
           stream.destroy();
         });
+        upstream.end();
       })
       .catch((error: unknown) => {
         this.log.error({ err: error }, 'HTTPS upgrade failed inside the edge');
         socket.destroy();
       });
   }
+}
+
+/** Whether a body follows the request head, as Node's own parser framed it. */
+function hasBody(request: AnyRequest): boolean {
+  if ('stream' in request) return !request.stream.endAfterHeaders;
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** A WebSocket opening handshake RFC 6455 §4.2.1 accepts (what `ws` would otherwise answer 400 to). */
+function isWebSocketHandshake(request: IncomingMessage): boolean {
+  const key = request.headers['sec-websocket-key'];
+  return (
+    request.method === 'GET' &&
+    request.headers.upgrade?.toLowerCase() === 'websocket' &&
+    request.headers['sec-websocket-version'] === '13' &&
+    typeof key === 'string' &&
+    /^[+/0-9A-Za-z]{22}==$/.test(key)
+  );
 }
 
 function pageReply(page: EdgePage, edgeId: string | undefined): EdgeReply {
@@ -385,10 +479,6 @@ function headerLines(headers: HeaderRecord): string {
     for (const item of Array.isArray(value) ? value : [value]) lines += `${name}: ${item}\r\n`;
   }
   return lines;
-}
-
-function requestHead(method: string, target: string, headers: HeaderRecord): string {
-  return `${method} ${target} HTTP/1.1\r\n${headerLines(headers)}\r\n`;
 }
 
 function responseHead(status: number, headers: HeaderRecord): string {

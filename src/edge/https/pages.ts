@@ -46,6 +46,12 @@ export const Pages = {
     title: 'Misdirected Request',
     detail: `This connection was opened for another name than ${host}; open a new one for it.`,
   }),
+  badRequest: (why: string): EdgePage => ({
+    status: 400,
+    code: 'bad-request',
+    title: 'Bad Request',
+    detail: `The edge cannot route this request: ${why}.`,
+  }),
   noRoute: (path: string): EdgePage => ({
     status: 404,
     code: 'no-route',

@@ -6,7 +6,8 @@ import { type HeaderRecord, upstreamRequestHeaders } from './forwarding-headers.
 import type { HttpsEdgeEntry, HttpsRoute, HttpsRouteTable } from './https-routes.js';
 import { AUTH_PATH_PREFIX } from './modules/auth/index.js';
 import { MAX_WEBHOOK_BODY_BYTES } from './modules/webhook-verification/index.js';
-import { type EdgePage, Pages } from './pages.js';
+import { type EdgePage, Pages, renderPage } from './pages.js';
+import { normalizeTarget } from './request-target.js';
 import type { RouteModules } from './route-modules.js';
 import { SAML_PATH_PREFIX, samlMetadata } from './saml-metadata.js';
 
@@ -20,6 +21,11 @@ export interface IncomingRequest {
   socket: TLSSocket;
   /** The body, read only when a module needs it whole. */
   body: Readable;
+  /**
+   * Whether a body follows the head, as the edge's own parser framed it (HTTP/1.1: a
+   * Transfer-Encoding or a non-zero Content-Length; HTTP/2: the stream did not end with the headers).
+   */
+  hasBody: boolean;
 }
 
 /** A response the edge gives itself, instead of the upstream's. */
@@ -61,6 +67,21 @@ function pageReply(
   return { status: page.status, headers, body, outcome: page.code };
 }
 
+/** A Host or :authority the edge accepts: a DNS name or an IP literal, with an optional port. */
+const AUTHORITY = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+function pageOnly(
+  page: EdgePage,
+  render: (page: EdgePage, edgeId: string | undefined) => { headers: Record<string, string>; body: string },
+): Admission {
+  return {
+    kind: 'reply',
+    edgeId: undefined,
+    routeId: undefined,
+    reply: pageReply(page, (p) => render(p, undefined)),
+  };
+}
+
 /** `host[:port]` → lower-case host; IPv6 literals keep their brackets off. */
 export function hostOfAuthority(authority: string): string {
   if (authority.startsWith('[')) return authority.slice(1, authority.indexOf(']')).toLowerCase();
@@ -100,6 +121,8 @@ export async function admit(
 ): Promise<Admission> {
   const authority = String(request.headers[':authority'] ?? request.headers.host ?? '');
   const host = hostOfAuthority(authority);
+  if (!AUTHORITY.test(authority))
+    return pageOnly(Pages.badRequest('the Host header is not a host name'), render);
   const reply = (page: EdgePage, edgeId?: string, routeId?: string): Admission => ({
     kind: 'reply',
     edgeId,
@@ -116,10 +139,14 @@ export async function admit(
     return reply(Pages.misdirected(host), edgeId);
   }
   const clientIp = normalizeIp(request.socket.remoteAddress ?? '');
-  const url = new URL(request.target, `https://${authority}`);
-  const path = url.pathname;
+  // Routes are chosen by the normalized path, and that same target is what the service gets.
+  const normalized = normalizeTarget(request.target, authority);
+  if (!normalized) return reply(Pages.badRequest('the request target is not a plain path'), edgeId);
+  const { path } = normalized;
+  const origin = `https://${authority}`;
+  const href = `${origin}${path}${normalized.query}`;
 
-  const special = await reservedPath(path, entry, table, request, url.href);
+  const special = await reservedPath(path, entry, table, request, href, clientIp);
   if (special) return { kind: 'reply', edgeId, routeId: special.routeId, reply: special.reply };
 
   const route = table.routeFor(entry, host, path);
@@ -137,14 +164,14 @@ export async function admit(
   }
 
   let headers = upstreamRequestHeaders(request.headers, { ip: clientIp, host: authority });
-  let target = request.target;
+  let target = `${path}${normalized.query}`;
   if (modules.policy) {
     const tlsVersion = TLS_VERSION_NAMES[request.socket.getProtocol() ?? ''];
     const outcome = modules.policy.inbound({
       method: request.method,
-      url: url.href,
+      url: href,
       path,
-      query: url.search.slice(1),
+      query: normalized.query.slice(1),
       host,
       headers: request.headers,
       clientIp,
@@ -168,7 +195,7 @@ export async function admit(
   if (modules.auth) {
     const verdict = await modules.auth.handle({
       method: request.method,
-      url: url.href,
+      url: href,
       headers: request.headers,
     });
     if (verdict.kind === 'respond') {
@@ -193,7 +220,7 @@ export async function admit(
     if (!body) return refuse(Pages.tooLarge(MAX_WEBHOOK_BODY_BYTES));
     const verdict = await modules.webhookVerification({
       method: request.method,
-      url: url.href,
+      url: href,
       headers: request.headers,
       body,
     });
@@ -233,6 +260,7 @@ async function reservedPath(
   table: HttpsRouteTable,
   request: IncomingRequest,
   href: string,
+  clientIp: string,
 ): Promise<{ routeId: string; reply: EdgeReply } | undefined> {
   const prefix = path.startsWith(AUTH_PATH_PREFIX)
     ? AUTH_PATH_PREFIX
@@ -243,6 +271,10 @@ async function reservedPath(
   const routeId = path.slice(prefix.length).split('/')[0] ?? '';
   const route = table.routeById(entry, routeId);
   const modules = route?.modules;
+  // The route's IP restriction guards its sign-in and metadata endpoints too.
+  if (modules?.ipRestriction && !modules.ipRestriction.allows(clientIp)) {
+    return { routeId, reply: { ...pageReply(Pages.ipDenied(), (page) => renderPage(page, entry.edge.id)) } };
+  }
   if (prefix === AUTH_PATH_PREFIX && modules?.auth) {
     const verdict = await modules.auth.handle({
       method: request.method,
@@ -262,7 +294,7 @@ async function reservedPath(
       path.slice(prefix.length + routeId.length),
       routeId,
       modules.saml,
-      new URL(href).origin,
+      href.slice(0, href.indexOf('/', 'https://'.length)),
     );
     return { routeId, reply: { ...served, outcome: 'saml' } };
   }
