@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildAllCrds, renderAllCrdsYaml } from '../operator/crds/generate.js';
 import { writeCrdFolder } from '../operator/crds/write.js';
-import { KIND_DEFINITIONS, OPERATOR_KINDS } from '../operator/kinds.js';
+import { KIND_DEFINITIONS, OPERATOR_CONTROLLERS, OPERATOR_KINDS } from '../operator/kinds.js';
 import { rbacFiles } from '../operator/rbac.js';
 
 const USAGE = `usage: edgeward crds [--write [--dir <folder>]] [--write-rbac]
@@ -35,7 +35,8 @@ export async function crdsCommand(argv: string[]): Promise<number> {
     return 2;
   }
   if (values['write-rbac']) {
-    for (const [path, text] of rbacFiles(OPERATOR_KINDS)) await writeFile(resolve(path), text);
+    for (const [path, text] of rbacFiles(OPERATOR_KINDS, OPERATOR_CONTROLLERS))
+      await writeFile(resolve(path), text);
     process.stderr.write('crds: wrote the operator RBAC rules (config/rbac, the chart)\n');
     if (!values.write) return 0;
   }

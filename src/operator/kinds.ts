@@ -6,6 +6,7 @@ import { registerEventDestination } from './controllers/event-destination/regist
 import { registerEventSubscription } from './controllers/event-subscription/register.js';
 import { registerHttpsEdge } from './controllers/https-edge/register.js';
 import { registerHttpsEdgeRoute } from './controllers/https-edge-route/register.js';
+import { OWNED_KINDS, registerIngress } from './controllers/ingress/register.js';
 import { registerIpPolicy } from './controllers/ip-policy/register.js';
 import { registerReservedAddress } from './controllers/reserved-address/register.js';
 import { registerSshCertificateAuthority } from './controllers/ssh-certificate-authority/register.js';
@@ -104,6 +105,44 @@ export const OPERATOR_KINDS: readonly OperatorKind[] = [
   { definition: tlsCertificateKind, register: registerTlsCertificate },
   { definition: eventSubscriptionKind, register: registerEventSubscription },
   { definition: eventDestinationKind, register: registerEventDestination },
+];
+
+/** What the Ingress controller needs of RBAC beyond the edgeward kinds' own rules. */
+const INGRESS_RULES: readonly PolicyRule[] = [
+  {
+    why: 'Ingresses (list/watch: an informer) of the IngressClass edgeward, each made into an HTTPSEdge, its routes and Tunnels. Read only (but for the next rule).',
+    apiGroups: ['networking.k8s.io'],
+    resources: ['ingresses'],
+    verbs: ['list', 'watch'],
+  },
+  {
+    why: 'The status of an Ingress: status.loadBalancer.ingress (update of the status subresource); finalizers: the CRs an Ingress owns carry an ownerReference with blockOwnerDeletion, which OwnerReferencesPermissionEnforcement allows only to a client that may update the finalizers of the owner.',
+    apiGroups: ['networking.k8s.io'],
+    resources: ['ingresses/status', 'ingresses/finalizers'],
+    verbs: ['update'],
+  },
+  {
+    why: 'The CRs an Ingress of the class edgeward becomes (owned by it, so the garbage collector deletes them with it): created, replaced when the Ingress changes, deleted when a rule or path goes or the Ingress does (also where no garbage collector runs). The only spec writes of the operator.',
+    apiGroups: ['edgeward.dev'],
+    resources: OWNED_KINDS.map((kind) => kind.plural).sort(),
+    verbs: ['create', 'update', 'delete'],
+  },
+];
+
+/**
+ * A controller of a kind the operator does not define (Kubernetes' own): how it is registered and
+ * the RBAC rules it needs (with why), added to those of the kinds.
+ */
+export interface OperatorController {
+  name: string;
+  register(manager: Manager, api: EdgewardClient, settings: OperatorSettings): unknown;
+  rules: readonly PolicyRule[];
+}
+
+/** The controllers of Kubernetes kinds: the table such a controller is added to. */
+export const OPERATOR_CONTROLLERS: readonly OperatorController[] = [
+  // Ingresses of the IngressClass edgeward -> the HTTPSEdge, routes and Tunnels they own.
+  { name: 'ingress', register: registerIngress, rules: INGRESS_RULES },
 ];
 
 /** The CRD definitions of every kind, for the generator. */

@@ -1,6 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { EdgewardClient } from '../client/index.js';
-import { OPERATOR_KINDS, type OperatorSettings } from './kinds.js';
+import { OPERATOR_CONTROLLERS, OPERATOR_KINDS, type OperatorSettings } from './kinds.js';
 import type { RuntimeFlagValues } from './runtime/flags.js';
 import { managerOptionsFromFlags } from './runtime/flags.js';
 import { createLogger, type Logger } from './runtime/logger.js';
@@ -40,5 +40,6 @@ export function createOperator(options: OperatorOptions): Operator {
   );
   const settings: OperatorSettings = { edge: options.edge };
   for (const kind of OPERATOR_KINDS) kind.register(manager, api, settings);
+  for (const controller of OPERATOR_CONTROLLERS) controller.register(manager, api, settings);
   return { manager, api };
 }

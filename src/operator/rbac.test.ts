@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { OPERATOR_KINDS } from './kinds.js';
+import { OPERATOR_CONTROLLERS, OPERATOR_KINDS } from './kinds.js';
 import { operatorRules, rbacFiles } from './rbac.js';
 
 const repoFile = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 
 describe('operator RBAC generated from the kinds registry', () => {
-  it.each([...rbacFiles(OPERATOR_KINDS)])(
+  it.each([...rbacFiles(OPERATOR_KINDS, OPERATOR_CONTROLLERS)])(
     '%s is what the registry generates (run `npm run crds`)',
     (path, text) => {
       expect(repoFile(path)).toBe(text);
@@ -15,7 +15,7 @@ describe('operator RBAC generated from the kinds registry', () => {
   );
 
   it('gives every registered kind its informer, status and (when it owns Secrets) finalizer rights', () => {
-    const rules = operatorRules(OPERATOR_KINDS);
+    const rules = operatorRules(OPERATOR_KINDS, OPERATOR_CONTROLLERS);
     const resources = rules.flatMap((rule) => rule.resources);
     for (const { definition, ownsSecrets } of OPERATOR_KINDS) {
       expect(resources, definition.kind).toContain(definition.plural);

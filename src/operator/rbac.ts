@@ -1,5 +1,5 @@
 import { API_GROUP } from './crds/common.js';
-import type { OperatorKind } from './kinds.js';
+import type { OperatorController, OperatorKind } from './kinds.js';
 
 /** A Kubernetes RBAC rule, with the reason it exists (written above it as a YAML comment). */
 export interface PolicyRule {
@@ -13,7 +13,10 @@ export interface PolicyRule {
  * What the operator needs in every namespace it watches, derived from the kinds registry: a new
  * kind gets its permissions by being in the registry, never by a hand edit of two YAML files.
  */
-export function operatorRules(kinds: readonly OperatorKind[]): PolicyRule[] {
+export function operatorRules(
+  kinds: readonly OperatorKind[],
+  controllers: readonly OperatorController[] = [],
+): PolicyRule[] {
   const plurals = kinds.map((kind) => kind.definition.plural).sort();
   const secretOwners = kinds
     .filter((kind) => kind.ownsSecrets)
@@ -21,7 +24,7 @@ export function operatorRules(kinds: readonly OperatorKind[]): PolicyRule[] {
     .sort();
   return [
     {
-      why: `The ${kinds.length} ${API_GROUP} kinds. list/watch: one informer per kind; get: a fresh read before retrying a finalizer patch or a status write that hit a conflict; patch: JSON patch of metadata.finalizers (add before the remote create, remove after the remote delete). No create/update/delete: the operator never writes spec and never deletes a CR.`,
+      why: `The ${kinds.length} ${API_GROUP} kinds. list/watch: one informer per kind; get: a fresh read before retrying a finalizer patch or a status write that hit a conflict; patch: JSON patch of metadata.finalizers (add before the remote create, remove after the remote delete). No create/update/delete here: only the CRs an Ingress owns are written (a rule of their own).`,
       apiGroups: [API_GROUP],
       resources: plurals,
       verbs: ['get', 'list', 'watch', 'patch'],
@@ -45,6 +48,7 @@ export function operatorRules(kinds: readonly OperatorKind[]): PolicyRule[] {
       verbs: ['get', 'list', 'watch', 'create', 'update'],
     },
     ...kinds.flatMap((kind) => kind.reads ?? []),
+    ...controllers.flatMap((controller) => controller.rules),
     {
       why: 'core/v1 Events about the CRs (kubectl describe): created, then patched (count, lastTimestamp) when the same event repeats.',
       apiGroups: [''],
@@ -125,8 +129,11 @@ export function renderChartRulesTemplate(rules: readonly PolicyRule[]): string {
 }
 
 /** The files generated from the registry, by their path in the repository. */
-export function rbacFiles(kinds: readonly OperatorKind[]): Map<string, string> {
-  const rules = operatorRules(kinds);
+export function rbacFiles(
+  kinds: readonly OperatorKind[],
+  controllers: readonly OperatorController[] = [],
+): Map<string, string> {
+  const rules = operatorRules(kinds, controllers);
   return new Map([
     ['config/rbac/role.yaml', renderClusterRoleYaml(rules)],
     ['charts/edgeward/templates/_operator-rules.tpl', renderChartRulesTemplate(rules)],

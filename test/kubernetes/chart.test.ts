@@ -508,7 +508,7 @@ describe('Helm chart and kustomize config', () => {
     expect(roles[0]?.rules).toEqual(rulesOf(clusterWide, 'ClusterRole', `${release}-edgeward-operator`));
   });
 
-  it('renders the optional parts: ServiceMonitor, PostgreSQL, existing Secrets, no persistence', async () => {
+  it('renders the optional parts: ServiceMonitor, PostgreSQL, existing Secrets, no persistence, the IngressClass', async () => {
     const rendered = await template(releaseNs, [
       'operator.metrics.serviceMonitor.enabled=true',
       'operator.metrics.serviceMonitor.labels.release=prometheus',
@@ -520,9 +520,14 @@ describe('Helm chart and kustomize config', () => {
       'server.secretKey.existingSecret=edgeward-sealing',
       'server.persistence.enabled=false',
       'server.rateLimit=0',
+      'ingressClass.enabled=true',
     ]);
     const objects = documents(rendered);
     const [monitor] = find(objects, 'ServiceMonitor');
+    // The IngressClass edgeward, off by default (cluster-scoped: one release per cluster makes it).
+    expect(find(objects, 'IngressClass', 'edgeward').map((o) => (o as { spec?: unknown }).spec)).toEqual([
+      { controller: 'edgeward.dev/ingress-controller' },
+    ]);
     expect(monitor?.metadata.labels).toMatchObject({ release: 'prometheus' });
     // Existing Secrets are referenced, not made.
     expect(find(objects, 'Secret')).toEqual([]);

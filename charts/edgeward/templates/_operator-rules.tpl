@@ -6,8 +6,8 @@ them, a Role per namespace otherwise (templates/rbac.yaml).
 {{- define "edgeward.operator.rules" -}}
 # The 18 edgeward.dev kinds. list/watch: one informer per kind; get: a fresh read before retrying a
 # finalizer patch or a status write that hit a conflict; patch: JSON patch of metadata.finalizers
-# (add before the remote create, remove after the remote delete). No create/update/delete: the
-# operator never writes spec and never deletes a CR.
+# (add before the remote create, remove after the remote delete). No create/update/delete here: only
+# the CRs an Ingress owns are written (a rule of their own).
 - apiGroups: ["edgeward.dev"]
   resources:
     - agentingresses
@@ -79,6 +79,28 @@ them, a Role per namespace otherwise (templates/rbac.yaml).
 - apiGroups: ["discovery.k8s.io"]
   resources: ["endpointslices"]
   verbs: ["list", "watch"]
+# Ingresses (list/watch: an informer) of the IngressClass edgeward, each made into an HTTPSEdge, its
+# routes and Tunnels. Read only (but for the next rule).
+- apiGroups: ["networking.k8s.io"]
+  resources: ["ingresses"]
+  verbs: ["list", "watch"]
+# The status of an Ingress: status.loadBalancer.ingress (update of the status subresource);
+# finalizers: the CRs an Ingress owns carry an ownerReference with blockOwnerDeletion, which
+# OwnerReferencesPermissionEnforcement allows only to a client that may update the finalizers of the
+# owner.
+- apiGroups: ["networking.k8s.io"]
+  resources: ["ingresses/status", "ingresses/finalizers"]
+  verbs: ["update"]
+# The CRs an Ingress of the class edgeward becomes (owned by it, so the garbage collector deletes
+# them with it): created, replaced when the Ingress changes, deleted when a rule or path goes or the
+# Ingress does (also where no garbage collector runs). The only spec writes of the operator.
+- apiGroups: ["edgeward.dev"]
+  resources:
+    - httpsedgeroutes
+    - httpsedges
+    - tunnelcredentials
+    - tunnels
+  verbs: ["create", "update", "delete"]
 # core/v1 Events about the CRs (kubectl describe): created, then patched (count, lastTimestamp) when
 # the same event repeats.
 - apiGroups: [""]

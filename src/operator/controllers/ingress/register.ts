@@ -1,0 +1,175 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { EdgewardClient } from '../../../client/index.js';
+import { isConflict, isKubeNotFound } from '../../runtime/kube-errors.js';
+import type { Manager, RegisteredController } from '../../runtime/manager.js';
+import type { ResourceClient } from '../../runtime/resource-client.js';
+import { sameJson } from '../../runtime/same-json.js';
+import { controllerReference, ownersOf, referenceStateChanged } from '../../runtime/watch-mappers.js';
+import { HTTPS_EDGE, HTTPS_EDGE_ROUTE, TUNNEL, TUNNEL_CREDENTIAL } from '../kinds.js';
+import {
+  type DesiredObject,
+  desiredObjects,
+  INGRESS,
+  INGRESS_LABEL,
+  type IngressObject,
+  isEdgewardIngress,
+  SPEC_HASH_ANNOTATION,
+} from './desired.js';
+
+/** The kinds an Ingress owns, in the order they are made (a credential before its Tunnels). */
+export const OWNED_KINDS = [TUNNEL_CREDENTIAL, HTTPS_EDGE, HTTPS_EDGE_ROUTE, TUNNEL] as const;
+
+type OwnedObject = KubernetesObject & {
+  spec?: Record<string, unknown>;
+  status?: { hostports?: string[]; conditions?: { type: string; status: string }[] };
+};
+
+const controllerOf = (object: KubernetesObject) =>
+  object.metadata?.ownerReferences?.find((reference) => reference.controller);
+
+/** The owned object's Ingress changes when it appears, goes, is edited or flips Ready. */
+function ownedChanged(previous: KubernetesObject, object: KubernetesObject): boolean {
+  const hostports = (edge: KubernetesObject) => (edge as OwnedObject).status?.hostports;
+  return (
+    referenceStateChanged(previous, object) ||
+    previous.metadata?.generation !== object.metadata?.generation ||
+    !sameJson(hostports(previous), hostports(object))
+  );
+}
+
+/**
+ * Ingress (networking.k8s.io/v1) of the IngressClass `edgeward` -> edgeward CRs it owns: a
+ * TunnelCredential, an HTTPSEdge of its hosts, an HTTPSEdgeRoute per (host, path) and a Tunnel per
+ * backend Service port (see `desired.ts`). It writes CRs only; their controllers do the API work
+ * (ids, status, finalizers), and the garbage collector deletes them with the Ingress. Its status
+ * gets the hosts of the edge once the HTTPSEdge is Ready.
+ */
+export function registerIngress(manager: Manager, _api: EdgewardClient): RegisteredController<IngressObject> {
+  const ingresses = manager.resources<IngressObject>(INGRESS);
+  const clients = new Map(OWNED_KINDS.map((kind) => [kind.kind, manager.resources<OwnedObject>(kind)]));
+  const informers = new Map(OWNED_KINDS.map((kind) => [kind.kind, manager.informer<OwnedObject>(kind)]));
+  const clientOf = (object: DesiredObject) => clients.get(object.kind.kind) as ResourceClient<OwnedObject>;
+
+  /**
+   * The objects whose controller is an Ingress of this name (from the caches), whichever its uid:
+   * those of an earlier Ingress of the name are stale.
+   */
+  const ownedBy = (namespace: string, name: string) =>
+    OWNED_KINDS.flatMap((kind) =>
+      (informers.get(kind.kind)?.cache.list(namespace) ?? []).flatMap((object) => {
+        const owner = controllerOf(object);
+        return owner?.kind === INGRESS.kind && owner.name === name ? [{ kind, object, uid: owner.uid }] : [];
+      }),
+    );
+
+  /** `<uid> <generation>` of each Ingress (by key) whose unsupported parts an Event has reported. */
+  const warned = new Map<string, string>();
+  let registered: RegisteredController<IngressObject> | undefined;
+  registered = manager.register<IngressObject>({
+    kind: INGRESS,
+    watches: OWNED_KINDS.map((kind) => ({ kind, map: ownersOf(INGRESS), shouldEnqueue: ownedChanged })),
+    async reconcile({ namespace = '', name }, { log }) {
+      const found = registered?.informer.cache.get(namespace, name);
+      // Gone or going: what it owns goes too (the garbage collector would, where one runs).
+      const ingress = found?.metadata?.deletionTimestamp ? undefined : found;
+      const uid = ingress?.metadata?.uid ?? '';
+      const ours = ingress !== undefined && isEdgewardIngress(ingress);
+      const { objects, ignored } = ours ? desiredObjects(ingress) : { objects: [], ignored: [] };
+      const owned = ownedBy(namespace, name);
+      let pending = false;
+
+      const wanted = new Set(objects.map((object) => `${object.kind.kind}/${object.name}`));
+      for (const { kind, object, uid: ownerUid } of owned) {
+        const childName = object.metadata?.name ?? '';
+        if (object.metadata?.deletionTimestamp) continue;
+        if (ownerUid === uid && wanted.has(`${kind.kind}/${childName}`)) continue;
+        try {
+          await clients.get(kind.kind)?.delete(namespace, childName, { uid: object.metadata?.uid ?? '' });
+          log.info({ kind: kind.kind, child: childName }, 'deleted: not in the Ingress (any more)');
+        } catch (error) {
+          if (!isKubeNotFound(error) && !isConflict(error)) throw error;
+        }
+      }
+      if (!ingress) {
+        warned.delete(`${namespace}/${name}`);
+        return;
+      }
+
+      for (const desired of objects) {
+        const existing = informers.get(desired.kind.kind)?.cache.get(namespace, desired.name);
+        const body: OwnedObject = {
+          apiVersion: 'edgeward.dev/v1alpha1',
+          kind: desired.kind.kind,
+          metadata: {
+            name: desired.name,
+            namespace,
+            labels: { [INGRESS_LABEL]: name },
+            annotations: { [SPEC_HASH_ANNOTATION]: desired.hash },
+            ownerReferences: [controllerReference(ingress, INGRESS)],
+          },
+          spec: desired.spec,
+        };
+        if (!existing) {
+          try {
+            await clientOf(desired).create(body);
+            log.info({ kind: desired.kind.kind, child: desired.name }, 'created for the Ingress');
+          } catch (error) {
+            // Made a moment ago (the cache has not seen it yet): the next reconcile compares it.
+            if (!isConflict(error)) throw error;
+            pending = true;
+          }
+          continue;
+        }
+        if (controllerOf(existing)?.uid !== uid) {
+          // A stale object being deleted (just above, or by the garbage collector): made again after.
+          if (existing.metadata?.deletionTimestamp || controllerOf(existing)?.name === name) {
+            pending = true;
+            continue;
+          }
+          await manager.events.warning(
+            ingress,
+            'NameTaken',
+            `${desired.kind.kind} ${desired.name} exists and is not this Ingress's: left alone`,
+          );
+          continue;
+        }
+        if (existing.metadata?.annotations?.[SPEC_HASH_ANNOTATION] === desired.hash) continue;
+        await clientOf(desired).replace({
+          ...existing,
+          metadata: {
+            ...existing.metadata,
+            labels: { ...existing.metadata?.labels, ...body.metadata?.labels },
+            annotations: { ...existing.metadata?.annotations, ...body.metadata?.annotations },
+          },
+          spec: desired.spec,
+        });
+        log.info({ kind: desired.kind.kind, child: desired.name }, 'updated for the Ingress');
+      }
+
+      // Once per generation of the Ingress, not at every resync.
+      const seen = `${uid} ${ingress.metadata?.generation ?? 0}`;
+      if (ours && ignored.length > 0 && warned.get(`${namespace}/${name}`) !== seen) {
+        await manager.events.warning(ingress, 'Unsupported', `not carried: ${ignored.join('; ')}`);
+        warned.set(`${namespace}/${name}`, seen);
+      }
+
+      // status.loadBalancer: the hosts the edge serves, once its HTTPSEdge is Ready.
+      const edge = objects.find((object) => object.kind === HTTPS_EDGE);
+      const edgeObject = edge ? informers.get(HTTPS_EDGE.kind)?.cache.get(namespace, edge.name) : undefined;
+      const edgeReady = edgeObject?.status?.conditions?.some(
+        (condition) => condition.type === 'Ready' && condition.status === 'True',
+      );
+      const hostnames = edgeReady
+        ? [...new Set((edgeObject?.status?.hostports ?? []).map((hostport) => hostport.replace(/:\d+$/, '')))]
+        : [];
+      if (ours) {
+        await manager.statusWriter.write(ingresses, ingress, (current) => ({
+          ...current.status,
+          loadBalancer: hostnames.length > 0 ? { ingress: hostnames.map((hostname) => ({ hostname })) } : {},
+        }));
+      }
+      return pending ? { requeueAfterMs: 1000 } : undefined;
+    },
+  });
+  return registered;
+}
