@@ -44,6 +44,11 @@ export function endToEnd(headers: IncomingHttpHeaders | HeaderRecord): HeaderRec
   return result;
 }
 
+/** An RFC 7239 node: IPv6 addresses quoted in brackets. */
+function forwardedNode(ip: string): string {
+  return ip.includes(':') ? `"[${ip}]"` : ip;
+}
+
 /** The request headers sent upstream: end-to-end ones, `host` kept, X-Forwarded-* added. */
 export function upstreamRequestHeaders(
   headers: IncomingHttpHeaders,
@@ -58,6 +63,12 @@ export function upstreamRequestHeaders(
   result['x-forwarded-for'] = chain ? `${chain}, ${client.ip}` : client.ip;
   result['x-forwarded-proto'] = 'https';
   result['x-forwarded-host'] = client.host;
+  // RFC 7239 likewise: a client's own elements are kept, the edge's is the last one.
+  const forwarded = headers.forwarded;
+  const element = `for=${forwardedNode(client.ip)};host="${client.host}";proto=https`;
+  result.forwarded = forwarded
+    ? `${Array.isArray(forwarded) ? forwarded.join(', ') : forwarded}, ${element}`
+    : element;
   // HTTP/2 may split cookies into several fields; HTTP/1.1 wants one (RFC 9113 §8.2.3).
   if (Array.isArray(result.cookie)) result.cookie = result.cookie.join('; ');
   return result;

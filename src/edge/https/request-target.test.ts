@@ -17,8 +17,11 @@ describe('normalizeTarget', () => {
     expect(normalize('/a%20b')).toEqual({ path: '/a%20b', query: '' });
   });
 
-  it('refuses escaped slashes and backslashes, parameters on dot segments and foreign absolute forms', () => {
+  it('refuses escaped slashes and backslashes, path parameters and foreign absolute forms', () => {
     expect(normalize('/x/..;/admin')).toBeUndefined();
+    expect(normalize('/;x/admin')).toBeUndefined();
+    expect(normalize('/x/..%3b/admin')).toBeUndefined();
+    expect(normalize('/x/%2e%2e%3B/admin')).toBeUndefined();
     expect(normalize('/x/..%2fadmin')).toBeUndefined();
     expect(normalize('/a%5Cb')).toBeUndefined();
     expect(normalize('/a\\b')).toBeUndefined();

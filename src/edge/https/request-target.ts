@@ -15,8 +15,8 @@ const UNRESERVED_ESCAPE = /%(4[1-9A-F]|5[0-9A]|6[1-9A-F]|7[0-9A]|3[0-9]|2D|2E|5F
 
 /**
  * Origin-form targets only (`/path?query`; absolute-form when its authority is the request's own).
- * Refused (undefined): anything else, escaped `/` or `\`, a backslash, `;` parameters on a dot
- * segment, NUL. Dot segments are resolved (`/a/../b` is `/b`), repeated slashes merged.
+ * Refused (undefined): anything else, escaped `/` or `\`, a backslash, `;` (path parameters, plain
+ * or escaped), NUL. Dot segments are resolved (`/a/../b` is `/b`), repeated slashes merged.
  */
 export function normalizeTarget(raw: string, authority: string): RequestTarget | undefined {
   let target = raw;
@@ -29,15 +29,15 @@ export function normalizeTarget(raw: string, authority: string): RequestTarget |
   const queryAt = target.indexOf('?');
   const rawPath = queryAt === -1 ? target : target.slice(0, queryAt);
   const query = queryAt === -1 ? '' : target.slice(queryAt);
-  if (/%(2f|5c|00)|\\/i.test(rawPath)) return undefined;
+  // `;` starts path parameters some servers strip (`/;x/admin` is `/admin` to a servlet container,
+  // `..;` is `..`): refused outright, so no parameter can move a request past its route.
+  if (/%(2f|5c|00|3b)|[\\;]/i.test(rawPath)) return undefined;
   const decoded = rawPath.replace(UNRESERVED_ESCAPE, (_, hex: string) =>
     String.fromCharCode(Number.parseInt(hex, 16)),
   );
   const segments: string[] = [];
   const parts = decoded.split('/').slice(1);
   for (const [index, segment] of parts.entries()) {
-    // `..;x` is `..` to servlet containers: never let a parameter hide a dot segment.
-    if (/^\.\.?;/.test(segment)) return undefined;
     if (segment === '..') segments.pop();
     else if (segment !== '.' && (segment !== '' || index === parts.length - 1)) segments.push(segment);
   }
