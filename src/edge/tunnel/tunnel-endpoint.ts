@@ -43,10 +43,14 @@ export class TunnelEndpoint extends EventEmitter<{
 }> {
   readonly #server: tls.Server;
   readonly #sessions = new Map<string, AgentSession>();
+  /** Every agent connection, a session or not yet (or no longer) one: closing the endpoint ends them all. */
+  readonly #sockets = new Set<tls.TLSSocket>();
 
   constructor(private readonly options: TunnelEndpointOptions) {
     super();
     this.#server = tls.createServer({ ...options.tls, ALPNProtocols: [TUNNEL_ALPN] }, (socket) => {
+      this.#sockets.add(socket);
+      socket.once('close', () => this.#sockets.delete(socket));
       this.#accept(socket).catch((error: unknown) => {
         socket.destroy();
         const reason = error instanceof Error ? error.message : String(error);
@@ -80,6 +84,9 @@ export class TunnelEndpoint extends EventEmitter<{
   async close(): Promise<void> {
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     for (const session of this.#sessions.values()) session.close('edge shutting down');
+    // A connection whose session already ended (its agent went away) may linger half-closed with
+    // streams in flight; `server.close()` would wait for it forever.
+    for (const socket of this.#sockets) socket.destroy();
     await closed;
   }
 
