@@ -58,6 +58,15 @@ import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import {
+  apiClient,
+  CLOCK_TICKS,
+  env,
+  exitWithParent,
+  machineBusySeconds,
+  sleep,
+  waitListening,
+} from './tools/kit.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = process.env.BENCH_DIST ?? join(root, 'dist');
@@ -102,13 +111,6 @@ const PATHS = { small: '/', '16k': '/16k' };
 // ---------------------------------------------------------------------------------------------
 // Child roles
 // ---------------------------------------------------------------------------------------------
-
-/** A child exits when its parent goes (stdin closes), so no run leaves processes behind. */
-function exitWithParent() {
-  process.stdin.resume();
-  process.stdin.on('end', () => process.exit(0));
-  process.stdin.on('error', () => process.exit(0));
-}
 
 /**
  * `--role guard -- COMMAND ARGS…`: runs COMMAND with this process's stdout and stderr, and stops it
@@ -176,11 +178,6 @@ async function runServices(config) {
 // ---------------------------------------------------------------------------------------------
 // The load generator and the scenarios
 // ---------------------------------------------------------------------------------------------
-
-function env(name, fallback) {
-  const value = process.env[name];
-  return value === undefined || value === '' ? fallback : value;
-}
 
 async function main() {
   const seconds = Number(env('BENCH_SECONDS', 10));
@@ -897,10 +894,6 @@ function printHotspots(title, profileDir) {
   }
 }
 
-function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 async function freePort() {
   const probeServer = net.createServer();
   await new Promise((resolve) => probeServer.listen(0, '127.0.0.1', resolve));
@@ -908,33 +901,6 @@ async function freePort() {
   await new Promise((resolve) => probeServer.close(resolve));
   return port;
 }
-
-/** Calls the edgeward API as the admin; resolves with the JSON answer, throws on an error status. */
-function apiClient(apiUrl, adminKey) {
-  return async (method, path, body) => {
-    const response = await fetch(`${apiUrl}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${adminKey}`,
-        'svc-version': '2',
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status} ${text}`);
-    return text ? JSON.parse(text) : {};
-  };
-}
-
-/** Clock ticks per second of /proc/PID/stat's times. */
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
 
 /**
  * CPU seconds (user + system, including reaped children) used so far by the processes `roots` and
@@ -967,20 +933,6 @@ function treeCpuSeconds(roots) {
   let ticks = 0;
   for (const pid of wantedPids) ticks += procs.get(pid).ticks;
   return ticks / CLOCK_TICKS;
-}
-
-/** CPU seconds the whole machine has been busy (all cores: user, nice, system, irq, softirq). */
-function machineBusySeconds() {
-  try {
-    const [, user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8')
-      .split('\n')[0]
-      .trim()
-      .split(/\s+/)
-      .map(Number);
-    return (user + nice + system + irq + softirq) / CLOCK_TICKS;
-  } catch {
-    return undefined;
-  }
 }
 
 /** A CA and a certificate for HOST and MODULES_HOST (EC P-256), for the services, the HTTPS edge and rathole's tls transport. */
@@ -1047,25 +999,6 @@ function makePki(dir) {
     pfx: file('edge.pfx'),
     pfxPassword: 'bench',
   };
-}
-
-async function waitListening(port, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await new Promise((resolve, reject) => {
-        const socket = net.connect({ host: '127.0.0.1', port }, () => {
-          socket.destroy();
-          resolve();
-        });
-        socket.once('error', reject);
-      });
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await sleep(50);
-    }
-  }
 }
 
 /** `rathole --server` and `rathole --client` carrying one service (the HTTPS one) over `transport`. */

@@ -57,6 +57,15 @@ import net from 'node:net';
 import { cpus, loadavg, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import {
+  apiClient,
+  CLOCK_TICKS,
+  env,
+  exitWithParent,
+  machineBusySeconds,
+  sleep,
+  waitListening,
+} from './tools/kit.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 // The build the edge and agent run: dist/ by default; BENCH_DIST points at another copy (to try a change).
@@ -68,13 +77,6 @@ const role = roleIndex === -1 ? 'main' : process.argv[roleIndex + 1];
 // ---------------------------------------------------------------------------------------------
 // Child roles
 // ---------------------------------------------------------------------------------------------
-
-/** A child exits when its parent goes (stdin closes), so no run leaves processes behind. */
-function exitWithParent() {
-  process.stdin.resume();
-  process.stdin.on('end', () => process.exit(0));
-  process.stdin.on('error', () => process.exit(0));
-}
 
 function announce(info) {
   process.stdout.write(`${JSON.stringify(info)}\n`);
@@ -280,11 +282,6 @@ async function runAgent(config) {
 // ---------------------------------------------------------------------------------------------
 // The load generator and the scenarios
 // ---------------------------------------------------------------------------------------------
-
-function env(name, fallback) {
-  const value = process.env[name];
-  return value === undefined || value === '' ? fallback : value;
-}
 
 async function main() {
   const seconds = Number(env('BENCH_SECONDS', 10));
@@ -746,10 +743,6 @@ async function main() {
   process.exit(0);
 }
 
-function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 function withTimeout(promise, ms, message) {
   let timer;
   return Promise.race([
@@ -774,24 +767,6 @@ async function freePort() {
   return port;
 }
 
-/** Calls the edgeward API as the admin; resolves with the JSON answer, throws on an error status. */
-function apiClient(apiUrl, adminKey) {
-  return async (method, path, body) => {
-    const response = await fetch(`${apiUrl}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${adminKey}`,
-        'svc-version': '2',
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status} ${text}`);
-    return text ? JSON.parse(text) : {};
-  };
-}
-
 /**
  * A reserved address (`us.tcp.edgeward.dev:PORT`, the port drawn at random by the API) whose port
  * nothing on this machine holds, so the edge can listen on it; `{ addr, port }`.
@@ -814,15 +789,6 @@ function portFree(port) {
     probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
   });
 }
-
-/** Clock ticks per second of /proc/PID/stat's times. */
-const CLOCK_TICKS = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
 
 /**
  * CPU seconds (user + system, including reaped children) used so far by the processes `roots` and
@@ -857,20 +823,6 @@ function treeCpuSeconds(roots) {
   let ticks = 0;
   for (const pid of wanted) ticks += procs.get(pid).ticks;
   return ticks / CLOCK_TICKS;
-}
-
-/** CPU seconds the whole machine has been busy (all cores: user, nice, system, irq, softirq). */
-function machineBusySeconds() {
-  try {
-    const [, user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8')
-      .split('\n')[0]
-      .trim()
-      .split(/\s+/)
-      .map(Number);
-    return (user + nice + system + irq + softirq) / CLOCK_TICKS;
-  } catch {
-    return undefined;
-  }
 }
 
 /** One bulk connection: 'U' pushes `bytes` and waits for the sink's ack; 'D' reads `bytes`. */
@@ -1106,25 +1058,6 @@ function firstSshCipher() {
   const out = spawnSync('ssh', ['-F', '/dev/null', '-G', '127.0.0.1'], { encoding: 'utf8' }).stdout ?? '';
   const line = out.split('\n').find((candidate) => candidate.startsWith('ciphers '));
   return line ? `${line.slice('ciphers '.length).split(',')[0]} (default)` : 'default';
-}
-
-async function waitListening(port, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      await new Promise((resolve, reject) => {
-        const socket = net.connect({ host: '127.0.0.1', port }, () => {
-          socket.destroy();
-          resolve();
-        });
-        socket.once('error', reject);
-      });
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await sleep(50);
-    }
-  }
 }
 
 /** `rathole server.toml` and `rathole client.toml` with one service per target, over `transport`. */

@@ -1,16 +1,16 @@
-import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { KIND_DEFINITIONS } from '../../src/operator/kinds.js';
+import { endpointSliceManifest, nonLoopbackAddress, serviceManifest } from '../support/cluster-services.js';
 import { startTestEdge, type TestEdge } from '../support/edge.js';
+import { type CurlResult, curlHttps } from '../support/https-curl.js';
 import { type Cr, OperatorHarness } from '../support/operator-harness.js';
 
 /**
@@ -27,7 +27,6 @@ import { type Cr, OperatorHarness } from '../support/operator-harness.js';
  * machine's own non-loopback address (the apiserver refuses loopback endpoint addresses).
  */
 
-const run = promisify(execFile);
 const h = new OperatorHarness('https-edge');
 const { eventually, waitFor, waitGone, getCr, kubectl, namespace } = h;
 const SAMPLE = fileURLToPath(new URL('../../config/samples/https-edge.yaml', import.meta.url));
@@ -54,15 +53,6 @@ const seen: { url: string; headers: IncomingHttpHeaders }[] = [];
 /** A body worth compressing (text, well above the 1 KiB minimum). */
 const BIG = 'hello from web, again and again\n'.repeat(512);
 
-/** The first non-internal IPv4 address of this machine (EndpointSlices refuse loopback). */
-function nonLoopbackAddress(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    for (const address of addresses ?? [])
-      if (address.family === 'IPv4' && !address.internal) return address.address;
-  }
-  throw new Error('this test needs a non-loopback IPv4 address: EndpointSlices refuse loopback ones');
-}
-
 /** The Service's one "pod": says what it was asked, or a large text body for /big. */
 async function startService(): Promise<number> {
   service = createServer((request, response) => {
@@ -76,65 +66,12 @@ async function startService(): Promise<number> {
   return (service.address() as AddressInfo).port;
 }
 
-const serviceObject = () => ({
-  apiVersion: 'v1',
-  kind: 'Service',
-  metadata: { name: 'web', namespace },
-  spec: { ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }] },
-});
-
-/** The slice the EndpointSlice controller would write for the Service web's one pod on `port`. */
-const sliceObject = (port: number) => ({
-  apiVersion: 'discovery.k8s.io/v1',
-  kind: 'EndpointSlice',
-  metadata: {
-    name: 'web-slice',
-    namespace,
-    labels: {
-      'kubernetes.io/service-name': 'web',
-      'endpointslice.kubernetes.io/managed-by': 'edgeward-tests',
-    },
-  },
-  addressType: 'IPv4',
-  endpoints: [{ addresses: [hostAddress], conditions: { ready: true } }],
-  ports: [{ name: 'http', port, protocol: 'TCP' }],
-});
-
-interface CurlResult {
-  code: number;
-  status: number;
-  headers: string;
-  body: string;
-  stderr: string;
-}
+const serviceObject = () => serviceManifest(namespace, 'web');
+const sliceObject = (port: number) => endpointSliceManifest(namespace, 'web', hostAddress, port);
 
 /** curl through the edge's HTTPS port, web.example.com resolved to 127.0.0.1. */
-async function curl(path: string, args: string[] = []): Promise<CurlResult> {
-  const port = edge?.edge.tlsPort ?? 0;
-  const parse = (stdout: string, stderr: string, code: number): CurlResult => {
-    const split = stdout.indexOf('\r\n\r\n');
-    const headers = split === -1 ? stdout : stdout.slice(0, split);
-    const status = Number(/^HTTP\/[\d.]+ (\d{3})/.exec(headers)?.[1] ?? 0);
-    return { code, status, headers, body: split === -1 ? '' : stdout.slice(split + 4), stderr };
-  };
-  try {
-    const { stdout, stderr } = await run('curl', [
-      '-sS',
-      '-k',
-      '-i',
-      '--max-time',
-      '5',
-      '--resolve',
-      `${HOST}:${port}:127.0.0.1`,
-      ...args,
-      `https://${HOST}:${port}${path}`,
-    ]);
-    return parse(stdout, stderr, 0);
-  } catch (error) {
-    const failure = error as { code?: number; stdout?: string; stderr?: string };
-    return parse(failure.stdout ?? '', failure.stderr ?? '', failure.code ?? -1);
-  }
-}
+const curl = (path: string, args: string[] = []): Promise<CurlResult> =>
+  curlHttps(HOST, edge?.edge.tlsPort ?? 0, path, args);
 
 /** curl until `ok` (the edge applies its feed within a second of the server's change). */
 const curlUntil = (what: string, path: string, ok: (result: CurlResult) => boolean, args: string[] = []) =>

@@ -3,11 +3,12 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endpointSliceManifest, nonLoopbackAddress, serviceManifest } from '../support/cluster-services.js';
 import { startTestEdge, type TestEdge } from '../support/edge.js';
 import { type Cr, condition, OperatorHarness } from '../support/operator-harness.js';
 
@@ -39,14 +40,6 @@ let scratch: string;
 const servers: Server[] = [];
 let hostAddress: string;
 
-function nonLoopbackAddress(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    for (const address of addresses ?? [])
-      if (address.family === 'IPv4' && !address.internal) return address.address;
-  }
-  throw new Error('this test needs a non-loopback IPv4 address: EndpointSlices refuse loopback ones');
-}
-
 /** One "pod" of the Service `name`: says who it is and what it was asked. */
 async function startService(name: string): Promise<number> {
   const server = createServer((request, response) => {
@@ -62,27 +55,8 @@ async function startService(name: string): Promise<number> {
 
 /** A Service with one port `http` (80) and the EndpointSlice of its one pod on `port`. */
 const serviceObjects = (name: string, port: number) => [
-  {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name, namespace },
-    spec: { ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }] },
-  },
-  {
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: {
-      name: `${name}-slice`,
-      namespace,
-      labels: {
-        'kubernetes.io/service-name': name,
-        'endpointslice.kubernetes.io/managed-by': 'edgeward-tests',
-      },
-    },
-    addressType: 'IPv4',
-    endpoints: [{ addresses: [hostAddress], conditions: { ready: true } }],
-    ports: [{ name: 'http', port, protocol: 'TCP' }],
-  },
+  serviceManifest(namespace, name),
+  endpointSliceManifest(namespace, name, hostAddress, port),
 ];
 
 /** `/` exactly to the Service web (port by number), every path under /api to api (port by name). */

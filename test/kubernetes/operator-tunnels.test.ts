@@ -3,11 +3,12 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { networkInterfaces, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endpointSliceManifest, nonLoopbackAddress, serviceManifest } from '../support/cluster-services.js';
 import { startTestEdge, type TestEdge } from '../support/edge.js';
 import { condition, OperatorHarness, type Secret, secretValue } from '../support/operator-harness.js';
 
@@ -34,15 +35,6 @@ let scratch: string;
 const services: Server[] = [];
 let hostAddress: string;
 
-/** The first non-internal IPv4 address of this machine (EndpointSlices refuse loopback). */
-function nonLoopbackAddress(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    for (const address of addresses ?? [])
-      if (address.family === 'IPv4' && !address.internal) return address.address;
-  }
-  throw new Error('this test needs a non-loopback IPv4 address: EndpointSlices refuse loopback ones');
-}
-
 /** A local "pod": an HTTP server on the host address that says who it is. */
 async function startService(name: string): Promise<number> {
   const server = createServer((request, response) => {
@@ -55,29 +47,9 @@ async function startService(name: string): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-const serviceObject = (name: string) => ({
-  apiVersion: 'v1',
-  kind: 'Service',
-  metadata: { name, namespace },
-  spec: { ports: [{ name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' }] },
-});
-
-/** The slice the EndpointSlice controller would write for `name`'s one pod on `port`. */
-const sliceObject = (name: string, port: number, ready = true) => ({
-  apiVersion: 'discovery.k8s.io/v1',
-  kind: 'EndpointSlice',
-  metadata: {
-    name: `${name}-slice`,
-    namespace,
-    labels: {
-      'kubernetes.io/service-name': name,
-      'endpointslice.kubernetes.io/managed-by': 'edgeward-tests',
-    },
-  },
-  addressType: 'IPv4',
-  endpoints: [{ addresses: [hostAddress], conditions: { ready } }],
-  ports: [{ name: 'http', port, protocol: 'TCP' }],
-});
+const serviceObject = (name: string) => serviceManifest(namespace, name);
+const sliceObject = (name: string, port: number, ready = true) =>
+  endpointSliceManifest(namespace, name, hostAddress, port, ready);
 
 const applyObjects = (...objects: object[]) =>
   kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
