@@ -64,6 +64,7 @@ import {
   exitWithParent,
   machineBusySeconds,
   sleep,
+  startCli as startKitCli,
   waitListening,
 } from './tools/kit.mjs';
 
@@ -357,63 +358,8 @@ async function main() {
     child.kill('SIGTERM');
     await Promise.race([exited, sleep(3000).then(() => child.kill('SIGKILL'))]);
   };
-  /**
-   * `node [nodeArgs] dist/cli.js ARGS` under a guard; `logLine(match)` waits for the first JSON log
-   * line (stdout or stderr) that `match` accepts.
-   */
-  function startCli(args, extraEnv = {}, nodeArgs = []) {
-    const child = spawn(
-      process.execPath,
-      [self, '--role', 'guard', '--', process.execPath, ...nodeArgs, join(dist, 'cli.js'), ...args],
-      { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info', ...extraEnv } },
-    );
-    children.push(child);
-    let output = '';
-    const lines = [];
-    let partial = '';
-    const waiters = new Set();
-    const onData = (chunk) => {
-      const text = chunk.toString();
-      output = (output + text).slice(-8000);
-      partial += text;
-      const complete = partial.split('\n');
-      partial = complete.pop();
-      for (const line of complete) {
-        if (!line.startsWith('{')) continue;
-        try {
-          lines.push(JSON.parse(line));
-        } catch {}
-      }
-      for (const waiter of waiters) waiter();
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', () => {
-      for (const waiter of waiters) waiter();
-    });
-    const logLine = (match, timeoutMs = 20_000) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`edgeward ${args[0]}: no matching log line in ${timeoutMs} ms:\n${output}`));
-        }, timeoutMs);
-        const check = () => {
-          const line = lines.find(match);
-          if (line || child.exitCode !== null || child.signalCode !== null) {
-            waiters.delete(check);
-            clearTimeout(timer);
-            if (line) resolve(line);
-            else
-              reject(
-                new Error(`edgeward ${args[0]} exited (${child.exitCode ?? child.signalCode}):\n${output}`),
-              );
-          }
-        };
-        waiters.add(check);
-        check();
-      });
-    return { child, logLine, output: () => output };
-  }
+  const startCli = (args, extraEnv, nodeArgs) =>
+    startKitCli({ self, dist, children }, args, extraEnv, nodeArgs);
 
   const services = await startRole('services').info;
   log(`services: http hello on :${services.http}, bulk sink/source on :${services.bulk}`);

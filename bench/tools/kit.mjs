@@ -1,7 +1,8 @@
 /** Helpers both benchmarks use: child-process hygiene, the API as the admin, CPU accounting. */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { join } from 'node:path';
 
 /** Clock ticks per second of /proc/PID/stat's times. */
 export const CLOCK_TICKS = (() => {
@@ -77,4 +78,64 @@ export async function waitListening(port, timeoutMs) {
       await sleep(50);
     }
   }
+}
+
+/**
+ * `node [nodeArgs] dist/cli.js ARGS` under the bench's guard role (`bench.self --role guard`), kept in
+ * `bench.children`; `logLine(match)` waits for the first JSON log
+ * line (stdout or stderr) that `match` accepts.
+ */
+export function startCli(bench, args, extraEnv = {}, nodeArgs = []) {
+  const { self, dist, children } = bench;
+  const child = spawn(
+    process.execPath,
+    [self, '--role', 'guard', '--', process.execPath, ...nodeArgs, join(dist, 'cli.js'), ...args],
+    { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, LOG_LEVEL: 'info', ...extraEnv } },
+  );
+  children.push(child);
+  let output = '';
+  const lines = [];
+  let partial = '';
+  const waiters = new Set();
+  const onData = (chunk) => {
+    const text = chunk.toString();
+    output = (output + text).slice(-8000);
+    partial += text;
+    const complete = partial.split('\n');
+    partial = complete.pop();
+    for (const line of complete) {
+      if (!line.startsWith('{')) continue;
+      try {
+        lines.push(JSON.parse(line));
+      } catch {}
+    }
+    for (const waiter of waiters) waiter();
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  child.on('exit', () => {
+    for (const waiter of waiters) waiter();
+  });
+  const logLine = (match, timeoutMs = 20_000) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`edgeward ${args[0]}: no matching log line in ${timeoutMs} ms:\n${output}`));
+      }, timeoutMs);
+      const check = () => {
+        const line = lines.find(match);
+        if (line || child.exitCode !== null || child.signalCode !== null) {
+          waiters.delete(check);
+          clearTimeout(timer);
+          if (line) resolve(line);
+          else
+            reject(
+              new Error(`edgeward ${args[0]} exited (${child.exitCode ?? child.signalCode}):\n${output}`),
+            );
+        }
+      };
+      waiters.add(check);
+      check();
+    });
+  return { child, name: args[0], logLine, output: () => output, lines };
 }
