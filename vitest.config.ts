@@ -5,6 +5,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The default report, then one plain closing line of totals that any CI log reader understands.
+    reporters: ['default', './test/support/plain-summary-reporter.ts'],
     projects: [
       {
         extends: true,
