@@ -19,6 +19,8 @@ export default class PlainSummaryReporter implements Reporter {
       // A file that failed before collecting any test (a syntax error, a failed import) counts as a failure.
       if (module.state() === 'failed' && [...module.children.allTests()].length === 0) counts.failed++;
     }
-    process.stdout.write(`\nvitest: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
+    process.stdout.write(
+      `\nvitest: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`,
+    );
   }
 }
