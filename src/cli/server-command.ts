@@ -34,6 +34,12 @@ const HELP = `usage: edgeward server [flags]
   --tcp-addr-domain D   DNS suffix of reserved TCP addresses (default tcp.edgeward.dev)
                         (--tcp-port-range, below, also sets the ports new reserved addresses get)
   --rate-limit N        requests per minute per API key owner, 0 disables (default 12000)
+  --no-event-delivery   do not deliver account events from this process (another replica may)
+  --aws-endpoint-url U  send every AWS call (Kinesis, Firehose, CloudWatch Logs, STS) to U instead
+                        of AWS (a local emulator, a VPC endpoint); env EDGEWARD_AWS_ENDPOINT_URL
+  --datadog-url URL     Datadog's logs intake base URL instead of https://http-intake.logs.<ddsite>;
+                        env EDGEWARD_DATADOG_URL
+  --event-retention D   keep delivered events for D (e.g. 7d, 36h; default 7d); undelivered ones stay
   --print-edge-key      print the key edges authenticate with (EDGEWARD_EDGE_KEY of edgeward edge), then exit
   --edge                also run an edge (the data plane) in this process; its files go to DIR/edge
 ${EDGE_FLAGS_HELP('edge-', EDGE_DEFAULTS)}
@@ -58,6 +64,10 @@ export async function serverCommand(argv: string[]): Promise<number | undefined>
       'tcp-addr-domain': { type: 'string' },
       'rate-limit': { type: 'string' },
       'print-edge-key': { type: 'boolean' },
+      'no-event-delivery': { type: 'boolean' },
+      'aws-endpoint-url': { type: 'string' },
+      'datadog-url': { type: 'string' },
+      'event-retention': { type: 'string', default: '7d' },
       edge: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       ...edgeFlagOptions('edge-', EDGE_DEFAULTS),
@@ -82,6 +92,13 @@ export async function serverCommand(argv: string[]): Promise<number | undefined>
   if (rateLimit !== undefined && (!Number.isInteger(rateLimit) || rateLimit < 0)) {
     throw new Error(`--rate-limit: '${values['rate-limit']}' is not a whole number`);
   }
+  const eventDelivery = values['no-event-delivery']
+    ? undefined
+    : {
+        awsEndpointUrl: values['aws-endpoint-url'] ?? (process.env.EDGEWARD_AWS_ENDPOINT_URL || undefined),
+        datadogUrl: values['datadog-url'] ?? (process.env.EDGEWARD_DATADOG_URL || undefined),
+        retentionMs: parseDuration(values['event-retention'] ?? '7d', '--event-retention'),
+      };
   const logger = pino({
     level: process.env.LOG_LEVEL ?? 'info',
     // Belt and braces: no code path logs these, and if one ever did they would be masked.
@@ -101,6 +118,7 @@ export async function serverCommand(argv: string[]): Promise<number | undefined>
     adminApiKey: process.env.EDGEWARD_ADMIN_API_KEY,
     secretKey: process.env.EDGEWARD_SECRET_KEY,
     edgeKey: process.env.EDGEWARD_EDGE_KEY,
+    eventDelivery,
     logger,
   });
   if (server.bootstrap.generatedAdminKey) {
@@ -134,4 +152,16 @@ export async function serverCommand(argv: string[]): Promise<number | undefined>
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
   return undefined;
+}
+
+const DURATION_UNITS_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `90m`, `36h`, `7d` -> milliseconds. */
+function parseDuration(text: string, flag: string): number {
+  const match = /^(\d+)([mhd])$/.exec(text);
+  const unit = match?.[2] === undefined ? undefined : DURATION_UNITS_MS[match[2]];
+  if (!match || unit === undefined || Number(match[1]) === 0) {
+    throw new Error(`${flag}: '${text}' is not a duration like 90m, 36h or 7d`);
+  }
+  return Number(match[1]) * unit;
 }

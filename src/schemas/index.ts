@@ -7,6 +7,7 @@ export * from './certificate-authorities.js';
 export * from './common.js';
 export * from './credentials.js';
 export * from './edge-modules.js';
+export * from './event-delivery.js';
 export * from './event-destinations.js';
 export * from './event-subscriptions.js';
 export * from './https-edge-routes.js';

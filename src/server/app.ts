@@ -7,6 +7,7 @@ import { EdgeFeed } from './edge-feed/edge-feed.js';
 import { edgeKeyFor } from './edge-feed/edge-key.js';
 import { edgeFeedPlugin } from './edge-feed/feed-plugin.js';
 import { ChangeSignal } from './events/change-signal.js';
+import { type EventDeliveryOptions, EventDispatcher } from './events/dispatcher.js';
 import type { RequestContext, ServerSettings } from './http/context.js';
 import type { AnyRouteDefinition } from './http/route.js';
 import { authPlugin } from './plugins/auth.js';
@@ -14,6 +15,7 @@ import { errorsPlugin, sendFrameworkError } from './plugins/errors.js';
 import { idempotencyJanitor } from './plugins/idempotency-janitor.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
 import { methodNotAllowedPlugin } from './plugins/method-not-allowed.js';
+import { metricsPlugin } from './plugins/metrics.js';
 import { openApiPlugin } from './plugins/openapi.js';
 import { DEFAULT_RATE_LIMIT_PER_MINUTE, rateLimitPlugin } from './plugins/rate-limit.js';
 import { registerRoutes } from './routes/index.js';
@@ -46,6 +48,11 @@ export interface AppOptions {
   validateResponses?: boolean | undefined;
   /** `EDGEWARD_EDGE_KEY`: what edges present; derived from the secret key when absent. */
   edgeKey?: string | undefined;
+  /**
+   * Deliver account events to event destinations from this process. Off unless given (tests stay
+   * off the network); `edgeward server` turns it on unless `--no-event-delivery`.
+   */
+  eventDelivery?: EventDeliveryOptions | undefined;
 }
 
 export interface EdgewardApp {
@@ -116,7 +123,14 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('Svc-Operation-Id', request.id);
   });
+  await app.register(metricsPlugin);
+  const dispatcher = options.eventDelivery
+    ? new EventDispatcher(db, secretBox, changes, app.log, app.metrics, options.eventDelivery)
+    : undefined;
+  app.decorate('eventDispatcher', dispatcher);
   app.addHook('onClose', async () => {
+    // The send in flight finishes and is recorded before the database closes.
+    await dispatcher?.stop();
     await changes.close();
     await db.destroy();
   });
@@ -139,5 +153,6 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
   await registerRoutes(app);
   await app.register(methodNotAllowedPlugin);
   await app.register(openApiPlugin);
+  dispatcher?.start();
   return { app, bootstrap, settings, edgeKey };
 }

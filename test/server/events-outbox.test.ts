@@ -32,7 +32,7 @@ describe('account events outbox', () => {
     expect(events[2]?.payload.object).toEqual({ id: policy.id });
     for (const event of events) {
       expect(event.id).toMatch(/^ev_[0-9A-Za-z]{27}$/);
-      expect(event.delivered_at).toBeNull();
+      expect(event.routed_at).toBeNull();
     }
   });
 

@@ -60,6 +60,8 @@ const OPERATION_COUNT = Object.values(DOCUMENT.paths)
 
 /** The agent commands: without a connected agent they answer 400 ERR_EDGEWARD_900 whatever the framing. */
 const isAgentCommand = (op: Operation) => /^\/tunnel_sessions\/\{id\}\/\w+$/.test(op.path);
+/** Actions on an item that take an empty body, like the agent commands, but succeed here. */
+const isEmptyBodyAction = (op: Operation) => /^\/event_destinations\/\{id\}\/test_event$/.test(op.path);
 
 let t: TestServer;
 let ssl: OpensslWorkspace;
@@ -217,7 +219,7 @@ function moduleBody(name: string): Json {
 
 /** A valid body of the operation: a create, an update, a module, or the empty agent command. */
 function validBody(op: Operation): Json {
-  if (isAgentCommand(op)) return {};
+  if (isAgentCommand(op) || isEmptyBodyAction(op)) return {};
   if (op.method === 'POST') return createBody(op.path);
   if (op.method === 'PATCH') return { ...(UPDATE_BODIES[op.path] ?? DEFAULT_UPDATE) };
   const module = MODULE_PATH.exec(op.path);

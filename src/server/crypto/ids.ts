@@ -36,3 +36,15 @@ export function timeOrderedId(now: number = Date.now()): string {
 export function newId(prefix: string): string {
   return `${prefix}_${timeOrderedId()}`;
 }
+
+/** When an id of `timeOrderedId` was made (milliseconds since the epoch), read back from its leading bits. */
+export function idTimeMs(id: string): number {
+  const suffix = id.slice(id.indexOf('_') + 1);
+  let value = 0n;
+  for (const char of suffix) {
+    const digit = ALPHABET.indexOf(char);
+    if (digit < 0) throw new Error(`'${id}' is not a time-ordered id`);
+    value = value * 62n + BigInt(digit);
+  }
+  return Number(value >> 112n);
+}

@@ -45,7 +45,7 @@ export async function recordEvent(
       object_id: objectId,
       created_at: rfc3339(),
       payload: JSON.stringify({ object: payload }),
-      delivered_at: null,
+      routed_at: null,
     })
     .execute();
 }

@@ -45,10 +45,11 @@ export interface RouteDefinition<
   /** The account event a success records in the outbox, in the same transaction. */
   event?: RouteEvent;
   /**
-   * Slow work that needs no database (key generation, signing) done BEFORE the write transaction:
+   * Slow work (key generation, signing, a call to another service) done BEFORE the write transaction,
+   * reading through `ctx.db` outside any transaction:
    * with SQLite every request waits while a transaction is open.
    */
-  prepare?: (input: { params: z.output<P>; body: z.output<B> }) => Promise<X>;
+  prepare?: (input: { params: z.output<P>; body: z.output<B>; ctx: RequestContext }) => Promise<X>;
   handler: (input: {
     params: z.output<P>;
     query: z.output<Q>;
@@ -111,7 +112,11 @@ export function defineRoute<
       const body = route.body ? parse(route.body, rawBody, '') : undefined;
       refuseNulCharacters(body, '');
       const host = app.edgeward;
-      const prepared = (await route.prepare?.({ params, body: body as z.output<B> })) as X;
+      const prepared = (await route.prepare?.({
+        params,
+        body: body as z.output<B>,
+        ctx: host.contextFor(request, host.db),
+      })) as X;
       const run = async (db: Db) => {
         const ctx = host.contextFor(request, db);
         const result = await route.handler({ params, query, body: body as z.output<B>, ctx, prepared });

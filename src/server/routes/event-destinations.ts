@@ -3,13 +3,14 @@ import {
   type AwsAuth,
   type EventDestination,
   type EventTarget,
-  type EventTargetInput,
   eventDestination,
   eventDestinationCreate,
   eventDestinationList,
   eventDestinationUpdate,
 } from '../../schemas/event-destinations.js';
 import { inUse } from '../errors/api-error.js';
+import { forgetDestination } from '../events/delivery-store.js';
+import { openTarget, type StoredAwsAuth, type StoredTarget, sealTarget } from '../events/stored-target.js';
 import type { RequestContext } from '../http/context.js';
 import type { Db } from '../store/database.js';
 import { insertRow, type Row } from '../store/rows.js';
@@ -32,56 +33,6 @@ export const EVENT_DESTINATIONS = defineCollection({
   list: eventDestinationList,
   toWire: eventDestinationToWire,
 });
-
-/** The target as sealed at rest: every member present, secrets in the clear (inside the seal only). */
-interface StoredAwsAuth {
-  role: { role_arn: string } | null;
-  creds: { aws_access_key_id: string; aws_secret_access_key: string } | null;
-}
-interface StoredTarget {
-  kinesis: { auth: StoredAwsAuth; stream_arn: string } | null;
-  firehose: { auth: StoredAwsAuth; delivery_stream_arn: string } | null;
-  cloudwatch_logs: { auth: StoredAwsAuth; log_group_arn: string } | null;
-  datadog: { api_key: string; ddtags: string; service: string; ddsite: string } | null;
-}
-
-type AwsAuthInput = NonNullable<EventTargetInput['kinesis']>['auth'];
-
-function storedAuth(auth: AwsAuthInput): StoredAwsAuth {
-  return {
-    role: auth.role ? { role_arn: auth.role.role_arn } : null,
-    creds: auth.creds
-      ? {
-          aws_access_key_id: auth.creds.aws_access_key_id,
-          aws_secret_access_key: auth.creds.aws_secret_access_key,
-        }
-      : null,
-  };
-}
-
-/** Validated input -> the full stored shape (absent members become null). */
-function storedTarget(input: EventTargetInput): StoredTarget {
-  return {
-    kinesis: input.kinesis
-      ? { auth: storedAuth(input.kinesis.auth), stream_arn: input.kinesis.stream_arn }
-      : null,
-    firehose: input.firehose
-      ? { auth: storedAuth(input.firehose.auth), delivery_stream_arn: input.firehose.delivery_stream_arn }
-      : null,
-    cloudwatch_logs: input.cloudwatch_logs
-      ? { auth: storedAuth(input.cloudwatch_logs.auth), log_group_arn: input.cloudwatch_logs.log_group_arn }
-      : null,
-    datadog: input.datadog
-      ? {
-          api_key: input.datadog.api_key,
-          // The spec types these as strings: unset (or null) is ''.
-          ddtags: input.datadog.ddtags ?? '',
-          service: input.datadog.service ?? '',
-          ddsite: input.datadog.ddsite ?? '',
-        }
-      : null,
-  };
-}
 
 function redactedAuth(auth: StoredAwsAuth): AwsAuth {
   return {
@@ -109,26 +60,6 @@ function redactedTarget(target: StoredTarget): EventTarget {
   };
 }
 
-/** The seal's context binds the ciphertext to its row: a target copied to another row will not open. */
-const sealContext = (id: string) => `event_destination:${id}`;
-
-function sealTarget(ctx: RequestContext, id: string, target: EventTargetInput): string {
-  return ctx.secretBox.seal(JSON.stringify(storedTarget(target)), sealContext(id));
-}
-
-function openTarget(ctx: RequestContext, row: Row<'event_destinations'>): StoredTarget {
-  let text: string;
-  try {
-    text = ctx.secretBox.open(row.target_sealed, sealContext(row.id));
-  } catch (cause) {
-    throw new Error(`target of event destination ${row.id} cannot be unsealed (wrong secret key?)`, {
-      cause,
-    });
-  }
-  // Written by storedTarget() and authenticated by AES-GCM, so its shape is ours.
-  return JSON.parse(text) as StoredTarget;
-}
-
 export function eventDestinationToWire(
   row: Row<'event_destinations'>,
   ctx: RequestContext,
@@ -136,7 +67,7 @@ export function eventDestinationToWire(
   return {
     ...describedToWire(row, ctx, EVENT_DESTINATIONS.path),
     format: row.format,
-    target: redactedTarget(openTarget(ctx, row)),
+    target: redactedTarget(openTarget(ctx.secretBox, row.id, row.target_sealed)),
   };
 }
 
@@ -161,7 +92,7 @@ export async function eventDestinationRoutes(app: FastifyInstance): Promise<void
       const row = {
         ...described,
         format: body.format ?? 'json',
-        target_sealed: sealTarget(ctx, described.id, body.target),
+        target_sealed: sealTarget(ctx.secretBox, described.id, body.target),
       };
       await insertRow(ctx.db, EVENT_DESTINATIONS.table, row);
       return eventDestinationToWire(row, ctx);
@@ -174,7 +105,7 @@ export async function eventDestinationRoutes(app: FastifyInstance): Promise<void
       description: body.description,
       metadata: body.metadata,
       format: body.format,
-      target_sealed: body.target === undefined ? undefined : sealTarget(ctx, row.id, body.target),
+      target_sealed: body.target === undefined ? undefined : sealTarget(ctx.secretBox, row.id, body.target),
     }),
   });
   defineCollectionReads(app, EVENT_DESTINATIONS, {
@@ -186,6 +117,8 @@ export async function eventDestinationRoutes(app: FastifyInstance): Promise<void
           `event destination ${row.id} is used by event subscription ${subscriptionId}; remove it there first`,
         );
       }
+      // Events still waiting for it (routed while it was subscribed) go with it.
+      await forgetDestination(ctx.db, row.id);
     },
   });
 }

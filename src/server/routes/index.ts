@@ -4,6 +4,7 @@ import { apiKeyRoutes } from './api-keys.js';
 import { botUserRoutes } from './bot-users.js';
 import { certificateAuthorityRoutes } from './certificate-authorities.js';
 import { credentialRoutes } from './credentials.js';
+import { eventDestinationDeliveryRoutes } from './event-destination-delivery.js';
 import { eventDestinationRoutes } from './event-destinations.js';
 import { eventSourceRoutes } from './event-sources.js';
 import { eventSubscriptionRoutes } from './event-subscriptions.js';
@@ -38,6 +39,7 @@ export async function registerRoutes(app: FastifyInstance): Promise<void> {
   await app.register(eventSubscriptionRoutes);
   await app.register(eventSourceRoutes);
   await app.register(eventDestinationRoutes);
+  await app.register(eventDestinationDeliveryRoutes);
   await app.register(tlsEdgeRoutes);
   await app.register(httpsEdgeRoutes);
   await app.register(httpsEdgeRouteRoutes);

@@ -1,0 +1,406 @@
+import { type Insertable, PostgresAdapter, sql } from 'kysely';
+import { newId } from '../crypto/ids.js';
+import type { Db } from '../store/database.js';
+import type { DeliveryState, EventDeliveriesTable } from '../store/tables.js';
+
+/**
+ * The outbox's delivery bookkeeping in SQL: routing events to destinations, leasing a destination
+ * to one dispatcher, reading its queue in order, recording what a send achieved, health and
+ * retention. Every function is one transaction or one statement, so a crash between two leaves
+ * nothing half done: at worst an event is sent again (at least once), never lost.
+ */
+
+/** Rows per INSERT: well under SQLite's bound-parameter limit. */
+const INSERT_CHUNK = 200;
+
+/** ISO 8601 with milliseconds: fixed width, so text comparison orders it (scheduling columns). */
+export const isoMillis = (ms: number) => new Date(ms).toISOString();
+
+function isPostgres(db: Db): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+/**
+ * Gives up to `limit` unrouted events, oldest first, one delivery row per destination of every
+ * subscription listing their type, and marks them routed: all in one transaction. On PostgreSQL a
+ * transaction-scoped advisory lock lets one replica route at a time (the others skip this round),
+ * so routing order, which is delivery order, is one sequence. Returns how many events it routed.
+ */
+export async function routeEvents(db: Db, limit: number, now: number = Date.now()): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    if (isPostgres(trx)) {
+      const { rows } = await sql<{ locked: boolean }>`
+        SELECT pg_try_advisory_xact_lock(hashtext('edgeward_event_router')) AS locked`.execute(trx);
+      if (!rows[0]?.locked) return 0;
+    }
+    const events = await trx
+      .selectFrom('events')
+      .select(['id', 'type'])
+      .where('routed_at', 'is', null)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    if (events.length === 0) return 0;
+    const destinationsByType = await destinationsByEventType(trx);
+    const deliveries: Insertable<EventDeliveriesTable>[] = [];
+    for (const event of events) {
+      for (const destinationId of destinationsByType.get(event.type) ?? []) {
+        deliveries.push({
+          id: newId('evd'),
+          event_id: event.id,
+          destination_id: destinationId,
+          state: 'pending',
+          attempts: 0,
+        });
+      }
+    }
+    for (let start = 0; start < deliveries.length; start += INSERT_CHUNK) {
+      await trx
+        .insertInto('event_deliveries')
+        .values(deliveries.slice(start, start + INSERT_CHUNK))
+        .onConflict((conflict) => conflict.columns(['event_id', 'destination_id']).doNothing())
+        .execute();
+    }
+    const destinationIds = [...new Set(deliveries.map((delivery) => delivery.destination_id))];
+    if (destinationIds.length > 0) {
+      await trx
+        .insertInto('event_destination_delivery')
+        .values(
+          destinationIds.map((destination_id) => ({
+            destination_id,
+            consecutive_failures: 0,
+            delivered_total: 0,
+          })),
+        )
+        .onConflict((conflict) => conflict.column('destination_id').doNothing())
+        .execute();
+    }
+    const routedAt = isoMillis(now);
+    for (let start = 0; start < events.length; start += INSERT_CHUNK) {
+      const ids = events.slice(start, start + INSERT_CHUNK).map((event) => event.id);
+      await trx.updateTable('events').set({ routed_at: routedAt }).where('id', 'in', ids).execute();
+    }
+    return events.length;
+  });
+}
+
+/** Event type -> destination ids, each once, in the order subscriptions (oldest first) list them. */
+async function destinationsByEventType(db: Db): Promise<Map<string, string[]>> {
+  const subscriptions = await db
+    .selectFrom('event_subscriptions')
+    .select(['source_types', 'destination_ids'])
+    .orderBy('id')
+    .execute();
+  const byType = new Map<string, Set<string>>();
+  for (const subscription of subscriptions) {
+    const destinations = JSON.parse(subscription.destination_ids) as string[];
+    for (const type of JSON.parse(subscription.source_types) as string[]) {
+      const set = byType.get(type) ?? new Set<string>();
+      for (const destination of destinations) set.add(destination);
+      byType.set(type, set);
+    }
+  }
+  return new Map([...byType].map(([type, set]) => [type, [...set]]));
+}
+
+/**
+ * Leases up to `limit` destinations that have pending deliveries, are not backing off and are not
+ * leased by a live dispatcher. Each lease is one conditional UPDATE (compare-and-set on the lease
+ * columns), so of two replicas racing for a destination exactly one wins; a dispatcher that dies
+ * loses its leases when they expire.
+ */
+export async function leaseDueDestinations(
+  db: Db,
+  owner: string,
+  leaseMs: number,
+  limit: number,
+  now: number = Date.now(),
+): Promise<string[]> {
+  const nowIso = isoMillis(now);
+  const candidates = await db
+    .selectFrom('event_destination_delivery as s')
+    .select('s.destination_id')
+    .where((eb) => eb.or([eb('s.lease_expires_at', 'is', null), eb('s.lease_expires_at', '<', nowIso)]))
+    .where((eb) => eb.or([eb('s.next_attempt_at', 'is', null), eb('s.next_attempt_at', '<=', nowIso)]))
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('event_deliveries as d')
+          .select('d.seq')
+          .whereRef('d.destination_id', '=', 's.destination_id')
+          .where('d.state', '=', 'pending'),
+      ),
+    )
+    .orderBy('s.next_attempt_at')
+    .limit(limit)
+    .execute();
+  const leased: string[] = [];
+  for (const { destination_id } of candidates) {
+    const result = await db
+      .updateTable('event_destination_delivery')
+      .set({ lease_owner: owner, lease_expires_at: isoMillis(now + leaseMs) })
+      .where('destination_id', '=', destination_id)
+      .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', nowIso)]))
+      .executeTakeFirst();
+    if (result.numUpdatedRows > 0n) leased.push(destination_id);
+  }
+  return leased;
+}
+
+/** Gives the lease back (only if still ours), so another round may pick the destination again. */
+export async function releaseLease(db: Db, destinationId: string, owner: string): Promise<void> {
+  await db
+    .updateTable('event_destination_delivery')
+    .set({ lease_owner: null, lease_expires_at: null })
+    .where('destination_id', '=', destinationId)
+    .where('lease_owner', '=', owner)
+    .execute();
+}
+
+export interface PendingDelivery {
+  deliveryId: string;
+  eventId: string;
+  type: string;
+  objectId: string;
+  createdAt: string;
+  /** The stored JSON `{object}` of the event. */
+  payload: string;
+}
+
+/** The destination's next `limit` pending deliveries, in routing order. */
+export async function pendingDeliveries(
+  db: Db,
+  destinationId: string,
+  limit: number,
+): Promise<PendingDelivery[]> {
+  const rows = await db
+    .selectFrom('event_deliveries as d')
+    .innerJoin('events as e', 'e.id', 'd.event_id')
+    .select([
+      'd.id as deliveryId',
+      'e.id as eventId',
+      'e.type',
+      'e.object_id as objectId',
+      'e.created_at as createdAt',
+      'e.payload',
+    ])
+    .where('d.destination_id', '=', destinationId)
+    .where('d.state', '=', 'pending')
+    .orderBy('d.seq')
+    .limit(limit)
+    .execute();
+  return rows;
+}
+
+export interface SendOutcome {
+  delivered: string[];
+  /** Deliveries the target can never accept: kept with their reason, not retried. */
+  undeliverable: { deliveryId: string; error: string }[];
+  /** Deliveries to try again (a failed call, or records the target refused for now). */
+  retry: string[];
+  /** Why the send failed, when anything is retried. */
+  error?: string;
+}
+
+/**
+ * Records what one send achieved, in one transaction: delivered and undeliverable rows leave the
+ * queue; the destination's health and retry schedule follow (a failure backs off to
+ * `nextAttemptAt`, a clean send clears the backoff), and the lease is extended while ours.
+ */
+export async function recordSend(
+  db: Db,
+  destinationId: string,
+  owner: string,
+  outcome: SendOutcome,
+  schedule: { now: number; leaseMs: number; backoffMs: (failures: number) => number },
+): Promise<void> {
+  const nowIso = isoMillis(schedule.now);
+  await db.transaction().execute(async (trx) => {
+    const attempted = [
+      ...outcome.delivered,
+      ...outcome.undeliverable.map((u) => u.deliveryId),
+      ...outcome.retry,
+    ];
+    for (let start = 0; start < attempted.length; start += INSERT_CHUNK) {
+      await trx
+        .updateTable('event_deliveries')
+        .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+        .where('id', 'in', attempted.slice(start, start + INSERT_CHUNK))
+        .where('state', '=', 'pending')
+        .execute();
+    }
+    let delivered = 0;
+    for (let start = 0; start < outcome.delivered.length; start += INSERT_CHUNK) {
+      const result = await trx
+        .updateTable('event_deliveries')
+        .set({ state: 'delivered', delivered_at: nowIso, last_error: null })
+        .where('id', 'in', outcome.delivered.slice(start, start + INSERT_CHUNK))
+        .where('state', '=', 'pending')
+        .executeTakeFirst();
+      delivered += Number(result.numUpdatedRows);
+    }
+    for (const { deliveryId, error } of outcome.undeliverable) {
+      await trx
+        .updateTable('event_deliveries')
+        .set({ state: 'undeliverable', last_error: error })
+        .where('id', '=', deliveryId)
+        .where('state', '=', 'pending')
+        .execute();
+    }
+    const failed = outcome.retry.length > 0;
+    if (failed) {
+      for (let start = 0; start < outcome.retry.length; start += INSERT_CHUNK) {
+        await trx
+          .updateTable('event_deliveries')
+          .set({ last_error: outcome.error ?? 'not accepted' })
+          .where('id', 'in', outcome.retry.slice(start, start + INSERT_CHUNK))
+          .execute();
+      }
+    }
+    const state = await trx
+      .selectFrom('event_destination_delivery')
+      .select(['consecutive_failures', 'lease_owner'])
+      .where('destination_id', '=', destinationId)
+      .executeTakeFirst();
+    if (!state) return; // the destination was deleted meanwhile: nothing to keep
+    const failures = failed ? state.consecutive_failures + 1 : 0;
+    const leaseStillOurs = state.lease_owner === owner;
+    await trx
+      .updateTable('event_destination_delivery')
+      .set((eb) => ({
+        consecutive_failures: failures,
+        next_attempt_at: failed ? isoMillis(schedule.now + schedule.backoffMs(failures)) : null,
+        delivered_total: eb('delivered_total', '+', delivered),
+        ...(delivered > 0 ? { last_success_at: nowIso } : {}),
+        ...(failed ? { last_error: outcome.error ?? 'not accepted', last_error_at: nowIso } : {}),
+        ...(leaseStillOurs ? { lease_expires_at: isoMillis(schedule.now + schedule.leaseMs) } : {}),
+      }))
+      .where('destination_id', '=', destinationId)
+      .execute();
+  });
+}
+
+/** A destination that works again (a test event went through): retry its backlog now. */
+export async function clearBackoff(db: Db, destinationId: string): Promise<void> {
+  await db
+    .updateTable('event_destination_delivery')
+    .set({ next_attempt_at: null })
+    .where('destination_id', '=', destinationId)
+    .execute();
+}
+
+/** A deleted destination's queue and state go with it. Returns how many deliveries were still pending. */
+export async function forgetDestination(db: Db, destinationId: string): Promise<number> {
+  const pending = await db
+    .deleteFrom('event_deliveries')
+    .where('destination_id', '=', destinationId)
+    .where('state', '=', 'pending')
+    .executeTakeFirst();
+  await db.deleteFrom('event_deliveries').where('destination_id', '=', destinationId).execute();
+  await db.deleteFrom('event_destination_delivery').where('destination_id', '=', destinationId).execute();
+  return Number(pending.numDeletedRows);
+}
+
+export interface DestinationHealth {
+  backlog: number;
+  oldestPendingAt: string | null;
+  undeliverable: number;
+  delivered: number;
+  consecutiveFailures: number;
+  nextAttemptAt: string | null;
+  lastSuccessAt: string | null;
+  lastError: { message: string; at: string } | null;
+}
+
+export async function destinationHealth(db: Db, destinationId: string): Promise<DestinationHealth> {
+  const state = await db
+    .selectFrom('event_destination_delivery')
+    .selectAll()
+    .where('destination_id', '=', destinationId)
+    .executeTakeFirst();
+  const counts = await db
+    .selectFrom('event_deliveries')
+    .select(['state', (eb) => eb.fn.countAll<string | number>().as('count')])
+    .where('destination_id', '=', destinationId)
+    .where('state', 'in', ['pending', 'undeliverable'])
+    .groupBy('state')
+    .execute();
+  const oldest = await db
+    .selectFrom('event_deliveries as d')
+    .innerJoin('events as e', 'e.id', 'd.event_id')
+    .select('e.created_at')
+    .where('d.destination_id', '=', destinationId)
+    .where('d.state', '=', 'pending')
+    .orderBy('d.seq')
+    .limit(1)
+    .executeTakeFirst();
+  const count = (state: DeliveryState) => Number(counts.find((row) => row.state === state)?.count ?? 0);
+  return {
+    backlog: count('pending'),
+    oldestPendingAt: oldest?.created_at ?? null,
+    undeliverable: count('undeliverable'),
+    delivered: Number(state?.delivered_total ?? 0),
+    consecutiveFailures: state?.consecutive_failures ?? 0,
+    nextAttemptAt: state?.next_attempt_at ?? null,
+    lastSuccessAt: state?.last_success_at ?? null,
+    lastError:
+      state?.last_error && state.last_error_at
+        ? { message: state.last_error, at: state.last_error_at }
+        : null,
+  };
+}
+
+/** Pending deliveries per destination that has ever had any (0 when its queue is empty), for the backlog gauge. */
+export async function backlogs(db: Db): Promise<Map<string, number>> {
+  const known = await db.selectFrom('event_destination_delivery').select('destination_id').execute();
+  const rows = await db
+    .selectFrom('event_deliveries')
+    .select(['destination_id', (eb) => eb.fn.countAll<string | number>().as('count')])
+    .where('state', '=', 'pending')
+    .groupBy('destination_id')
+    .execute();
+  const counts = new Map<string, number>(known.map((row) => [row.destination_id, 0]));
+  for (const row of rows) counts.set(row.destination_id, Number(row.count));
+  return counts;
+}
+
+/**
+ * Retention: events older than `before` whose every delivery is delivered go, with their delivery
+ * rows. An event with a pending or undeliverable delivery stays (the latter visible in its
+ * destination's status until the destination is deleted). Returns how many events went.
+ */
+export async function pruneEvents(db: Db, before: string, batch = 1000): Promise<number> {
+  let removed = 0;
+  for (;;) {
+    const done = await db.transaction().execute(async (trx) => {
+      const ids = (
+        await trx
+          .selectFrom('events as e')
+          .select('e.id')
+          .where('e.routed_at', 'is not', null)
+          .where('e.created_at', '<', before)
+          .where(({ not, exists, selectFrom }) =>
+            not(
+              exists(
+                selectFrom('event_deliveries as d')
+                  .select('d.seq')
+                  .whereRef('d.event_id', '=', 'e.id')
+                  .where('d.state', 'in', ['pending', 'undeliverable']),
+              ),
+            ),
+          )
+          .orderBy('e.id')
+          .limit(batch)
+          .execute()
+      ).map((row) => row.id);
+      if (ids.length === 0) return 0;
+      for (let start = 0; start < ids.length; start += INSERT_CHUNK) {
+        const chunk = ids.slice(start, start + INSERT_CHUNK);
+        await trx.deleteFrom('event_deliveries').where('event_id', 'in', chunk).execute();
+        await trx.deleteFrom('events').where('id', 'in', chunk).execute();
+      }
+      return ids.length;
+    });
+    removed += done;
+    if (done < batch) return removed;
+  }
+}

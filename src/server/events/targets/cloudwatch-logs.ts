@@ -1,0 +1,109 @@
+import {
+  CloudWatchLogsClient,
+  CreateLogStreamCommand,
+  PutLogEventsCommand,
+  ResourceAlreadyExistsException,
+  ResourceNotFoundException,
+} from '@aws-sdk/client-cloudwatch-logs';
+import type { StoredTarget } from '../stored-target.js';
+import { awsClientConfig, parseArn } from './aws-client-config.js';
+import type { DeliveryTarget, OutboundRecord, RecordResult, TargetEndpoints } from './delivery-target.js';
+
+type CloudWatchLogsTarget = NonNullable<StoredTarget['cloudwatch_logs']>;
+
+/** CloudWatch Logs accepts events at most 14 days old; keep a day's margin. */
+const OLDEST_ACCEPTED_MS = 13 * 24 * 3600 * 1000;
+/** One call may not span more than 24 hours. */
+const LONGEST_SPAN_MS = 23 * 3600 * 1000;
+
+/**
+ * Timestamps CloudWatch Logs takes: in order within the call (routing order may differ slightly
+ * from event time), within 23 hours of the call's newest event, and no older than 13 days. The
+ * event's own time stays in the envelope's `created_at`.
+ */
+export function logEventTimestamps(records: OutboundRecord[], now: number): number[] {
+  const newest = Math.max(...records.map((record) => record.timestampMs));
+  const floor = Math.max(now - OLDEST_ACCEPTED_MS, newest - LONGEST_SPAN_MS);
+  let previous = floor;
+  return records.map((record) => {
+    previous = Math.max(previous, Math.min(record.timestampMs, now), floor);
+    return previous;
+  });
+}
+
+/**
+ * CloudWatch Logs, through PutLogEvents into the log stream `edgeward-<destination id>` of the log
+ * group, which the dispatcher creates when it is missing: up to 10,000 events and 1,048,576 bytes
+ * a call (each message plus 26 bytes), 256 KiB an event.
+ */
+export function cloudWatchLogsTarget(
+  target: CloudWatchLogsTarget,
+  endpoints: TargetEndpoints,
+  destinationId: string,
+): DeliveryTarget {
+  const client = new CloudWatchLogsClient(
+    awsClientConfig(target.auth, target.log_group_arn, endpoints, `edgeward-${destinationId}`),
+  );
+  // `log-group:<name>` or `log-group:<name>:*` (the form IAM policies use).
+  const logGroupName = parseArn(target.log_group_arn)
+    .resource.replace(/^log-group:/, '')
+    .replace(/:\*$/, '');
+  const logStreamName = `edgeward-${destinationId}`;
+  let streamKnown = false;
+
+  const createStream = async () => {
+    try {
+      await client.send(new CreateLogStreamCommand({ logGroupName, logStreamName }));
+    } catch (error) {
+      if (!(error instanceof ResourceAlreadyExistsException)) throw error;
+    }
+    streamKnown = true;
+  };
+  const put = (records: OutboundRecord[]) => {
+    const timestamps = logEventTimestamps(records, Date.now());
+    return client.send(
+      new PutLogEventsCommand({
+        logGroupName,
+        logStreamName,
+        logEvents: records.map((record, index) => ({ timestamp: timestamps[index], message: record.body })),
+      }),
+    );
+  };
+
+  return {
+    kind: 'cloudwatch_logs',
+    limits: {
+      maxRecords: 10_000,
+      maxRecordBytes: 256 * 1024 - 26,
+      maxBatchBytes: 1_048_576,
+      recordOverheadBytes: 26,
+    },
+    async send(records: OutboundRecord[]): Promise<RecordResult[]> {
+      if (!streamKnown) await createStream();
+      let output: Awaited<ReturnType<typeof put>>;
+      try {
+        output = await put(records);
+      } catch (error) {
+        // The stream was deleted behind our back: make it again, once.
+        if (!(error instanceof ResourceNotFoundException) || !/stream/i.test(error.message)) throw error;
+        await createStream();
+        output = await put(records);
+      }
+      const rejected = output.rejectedLogEventsInfo;
+      return records.map((_, index): RecordResult => {
+        if (rejected?.tooNewLogEventStartIndex !== undefined && index >= rejected.tooNewLogEventStartIndex)
+          return { accepted: false, error: 'CloudWatch Logs refused the event as too new' };
+        if (rejected?.tooOldLogEventEndIndex !== undefined && index <= rejected.tooOldLogEventEndIndex)
+          return { accepted: false, permanent: true, error: 'CloudWatch Logs refused the event as too old' };
+        if (rejected?.expiredLogEventEndIndex !== undefined && index <= rejected.expiredLogEventEndIndex)
+          return {
+            accepted: false,
+            permanent: true,
+            error: "CloudWatch Logs refused the event as older than the log group's retention",
+          };
+        return { accepted: true };
+      });
+    },
+    close: () => client.destroy(),
+  };
+}

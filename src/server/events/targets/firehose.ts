@@ -1,0 +1,48 @@
+import { FirehoseClient, PutRecordBatchCommand } from '@aws-sdk/client-firehose';
+import type { StoredTarget } from '../stored-target.js';
+import { awsClientConfig, parseArn } from './aws-client-config.js';
+import type { DeliveryTarget, OutboundRecord, RecordResult, TargetEndpoints } from './delivery-target.js';
+
+type FirehoseTarget = NonNullable<StoredTarget['firehose']>;
+
+/**
+ * Data Firehose, through PutRecordBatch: up to 500 records and 4 MiB a call, 1,000 KiB a record.
+ * Each record ends with a newline, so what Firehose writes to its destination is NDJSON.
+ */
+export function firehoseTarget(
+  target: FirehoseTarget,
+  endpoints: TargetEndpoints,
+  sessionName: string,
+): DeliveryTarget {
+  const client = new FirehoseClient(
+    awsClientConfig(target.auth, target.delivery_stream_arn, endpoints, sessionName),
+  );
+  const streamName = parseArn(target.delivery_stream_arn).resource.replace(/^deliverystream\//, '');
+  return {
+    kind: 'firehose',
+    limits: {
+      maxRecords: 500,
+      maxRecordBytes: 1000 * 1024 - 1,
+      maxBatchBytes: 4 * 1024 * 1024,
+      recordOverheadBytes: 1,
+    },
+    async send(records: OutboundRecord[]): Promise<RecordResult[]> {
+      const output = await client.send(
+        new PutRecordBatchCommand({
+          DeliveryStreamName: streamName,
+          Records: records.map((record) => ({ Data: Buffer.from(`${record.body}\n`, 'utf8') })),
+        }),
+      );
+      const results = output.RequestResponses ?? [];
+      return records.map((_, index) => {
+        const result = results[index];
+        if (result && !result.ErrorCode) return { accepted: true };
+        return {
+          accepted: false,
+          error: `${result?.ErrorCode ?? 'NoResult'}: ${result?.ErrorMessage ?? 'no result for the record'}`,
+        };
+      });
+    },
+    close: () => client.destroy(),
+  };
+}
