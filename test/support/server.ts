@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
 import { inject } from 'vitest';
+import type { EventDeliveryOptions } from '../../src/server/events/dispatcher.js';
 import { type RunningServer, startServer } from '../../src/server/start.js';
 import { createTestDatabase, type TestDatabase } from './postgres-database.js';
 
@@ -72,6 +73,8 @@ export async function startTestServer(
     dataDir?: string;
     rateLimitPerMinute?: number;
     tcpPortRange?: { min: number; max: number };
+    /** Deliver account events (off by default, so no test reaches for a real AWS or Datadog host). */
+    eventDelivery?: EventDeliveryOptions;
   } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'edgeward-test-'));
@@ -90,6 +93,7 @@ export async function startTestServer(
       logger: false,
       rateLimitPerMinute: options.rateLimitPerMinute,
       tcpPortRange: options.tcpPortRange,
+      eventDelivery: options.eventDelivery,
       // Every response of every test is checked against the schema the OpenAPI document states.
       validateResponses: true,
     });

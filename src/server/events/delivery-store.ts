@@ -146,6 +146,19 @@ export async function leaseDueDestinations(
   return leased;
 }
 
+/**
+ * SQLite: one server process uses the file, so leases left by a process that died (kill -9, power
+ * loss) belong to no one alive; they are dropped at start instead of waiting for them to expire.
+ * On PostgreSQL other replicas may be alive: their leases are left to expire.
+ */
+export async function dropLeasesOfDeadProcesses(db: Db): Promise<void> {
+  if (isPostgres(db)) return;
+  await db
+    .updateTable('event_destination_delivery')
+    .set({ lease_owner: null, lease_expires_at: null })
+    .execute();
+}
+
 /** Gives the lease back (only if still ours), so another round may pick the destination again. */
 export async function releaseLease(db: Db, destinationId: string, owner: string): Promise<void> {
   await db

@@ -10,6 +10,7 @@ import type { ChangeSignal } from './change-signal.js';
 import { DeliveryMetrics } from './delivery-metrics.js';
 import {
   clearBackoff,
+  dropLeasesOfDeadProcesses,
   forgetDestination,
   leaseDueDestinations,
   pendingDeliveries,
@@ -30,7 +31,7 @@ export interface EventDeliveryOptions {
   /** Datadog's logs intake at this base URL (`--datadog-url`). */
   datadogUrl?: string | undefined;
   datadogDispatcher?: TargetEndpoints['datadogDispatcher'];
-  /** A call to a target that takes longer fails and is retried (default 30 s). */
+  /** A call to a target that takes longer fails and is retried (default 20 s). */
   requestTimeoutMs?: number;
   /** How often to look for work without being told of a change (default 1 s). */
   pollIntervalMs?: number;
@@ -38,7 +39,10 @@ export interface EventDeliveryOptions {
   backoff?: { initialMs: number; maxMs: number };
   /** How long delivered events are kept (default 7 days). Undelivered ones are kept until delivered. */
   retentionMs?: number;
-  /** How long a dispatcher owns a destination it delivers to before another may take it (default 2 min). */
+  /**
+   * How long a dispatcher owns a destination it delivers to before another may take it (default
+   * 60 s, renewed after every send; longer than a send can take, STS included).
+   */
   leaseMs?: number;
   /** Destinations delivered to at once by this process (default 4). */
   concurrency?: number;
@@ -84,11 +88,11 @@ export class EventDispatcher {
   ) {
     this.metrics = new DeliveryMetrics(registry, db);
     this.#options = {
-      requestTimeoutMs: options.requestTimeoutMs ?? 30_000,
+      requestTimeoutMs: options.requestTimeoutMs ?? 20_000,
       pollIntervalMs: options.pollIntervalMs ?? 1000,
       backoff: options.backoff ?? { initialMs: 1000, maxMs: 5 * 60 * 1000 },
       retentionMs: options.retentionMs ?? 7 * 24 * 3600 * 1000,
-      leaseMs: options.leaseMs ?? 2 * 60 * 1000,
+      leaseMs: options.leaseMs ?? 60_000,
       concurrency: options.concurrency ?? 4,
     };
     this.#endpoints = {
@@ -102,7 +106,12 @@ export class EventDispatcher {
   start(): void {
     if (this.#running) return;
     this.changes.on('changed', this.#onChange);
-    this.#running = this.#loop();
+    this.#running = dropLeasesOfDeadProcesses(this.db).then(
+      () => this.#loop(),
+      (err: unknown) => {
+        this.log.error({ err }, 'event delivery could not start');
+      },
+    );
     this.#pruneTimer = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
     this.#pruneTimer.unref();
   }
