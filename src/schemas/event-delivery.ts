@@ -40,7 +40,10 @@ export const eventDeliveryStatus = z
       description:
         '`idle`: nothing sent yet; `delivering`: the last attempt succeeded; `failing`: the last attempt failed and delivery is retried at `next_attempt_at`',
     }),
-    backlog: z.number().int().meta({ description: 'events waiting to be delivered to this destination' }),
+    backlog: z.number().int().meta({
+      description:
+        'events waiting to be delivered to this destination, those committed but not yet routed to it included',
+    }),
     oldest_pending_at: timestamp.nullable().meta({ description: 'when the oldest waiting event happened' }),
     undeliverable: z.number().int().meta({
       description:

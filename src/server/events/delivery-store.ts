@@ -347,9 +347,10 @@ export async function destinationHealth(db: Db, destinationId: string): Promise<
     .limit(1)
     .executeTakeFirst();
   const count = (state: DeliveryState) => Number(counts.find((row) => row.state === state)?.count ?? 0);
+  const unrouted = await unroutedFor(db, destinationId);
   return {
-    backlog: count('pending'),
-    oldestPendingAt: oldest?.created_at ?? null,
+    backlog: count('pending') + unrouted.count,
+    oldestPendingAt: oldest?.created_at ?? unrouted.oldest,
     undeliverable: count('undeliverable'),
     delivered: Number(state?.delivered_total ?? 0),
     consecutiveFailures: state?.consecutive_failures ?? 0,
@@ -360,6 +361,35 @@ export async function destinationHealth(db: Db, destinationId: string): Promise<
         ? { message: state.last_error, at: state.last_error_at }
         : null,
   };
+}
+
+/**
+ * Committed events the dispatcher has not routed yet whose type a subscription of the destination
+ * names: they belong to its backlog too (unless the subscription changes before they are routed).
+ */
+async function unroutedFor(db: Db, destinationId: string): Promise<{ count: number; oldest: string | null }> {
+  // LIKE narrows the scan (`_` is a wildcard, so it may over-match); the JSON check decides.
+  const subscriptions = await db
+    .selectFrom('event_subscriptions')
+    .select(['source_types', 'destination_ids'])
+    .where('destination_ids', 'like', `%"${destinationId}"%`)
+    .execute();
+  const types = new Set<string>();
+  for (const subscription of subscriptions) {
+    if (!(JSON.parse(subscription.destination_ids) as string[]).includes(destinationId)) continue;
+    for (const type of JSON.parse(subscription.source_types) as string[]) types.add(type);
+  }
+  if (types.size === 0) return { count: 0, oldest: null };
+  const row = await db
+    .selectFrom('events')
+    .select([
+      (eb) => eb.fn.countAll<string | number>().as('count'),
+      (eb) => eb.fn.min('created_at').as('oldest'),
+    ])
+    .where('routed_at', 'is', null)
+    .where('type', 'in', [...types])
+    .executeTakeFirst();
+  return { count: Number(row?.count ?? 0), oldest: (row?.oldest as string | null | undefined) ?? null };
 }
 
 /** Pending deliveries per destination that has ever had any (0 when its queue is empty), for the backlog gauge. */

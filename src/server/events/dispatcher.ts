@@ -51,7 +51,7 @@ export interface EventDeliveryOptions {
 /** Events routed per round. */
 const ROUTE_BATCH = 500;
 /** A destination keeps its lease for this long at most before others get a turn. */
-const TURN_MS = 5000;
+const TURN_MS = 2000;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 /**
@@ -72,6 +72,8 @@ export class EventDispatcher {
     Omit<EventDeliveryOptions, 'awsEndpointUrl' | 'datadogUrl' | 'datadogDispatcher'>
   >;
   readonly #targets = new Map<string, { sealed: string; target: DeliveryTarget }>();
+  /** Delivery turns in progress, by destination. */
+  readonly #active = new Map<string, Promise<void>>();
   #running: Promise<void> | undefined;
   #stopped = false;
   #wake: (() => void) | undefined;
@@ -179,6 +181,7 @@ export class EventDispatcher {
       }
       if (!busy && !this.#stopped) await this.#idle(this.#options.pollIntervalMs);
     }
+    await Promise.all(this.#active.values());
   }
 
   /** Waits until a change is committed, `stop` is called, or `ms` pass. */
@@ -196,16 +199,24 @@ export class EventDispatcher {
     });
   }
 
-  /** One round: route, lease, deliver. True when it did anything (so the next round comes at once). */
+  /**
+   * One round: route what was committed, and start delivering to destinations that have work, up
+   * to the concurrency, without waiting for them: routing goes on while they send, and a delivery
+   * turn picks up what was routed meanwhile. True when it did anything (the next round comes at
+   * once); otherwise the loop idles until a change, a finished turn, or the poll interval.
+   */
   async #round(): Promise<boolean> {
     const routed = await routeEvents(this.db, ROUTE_BATCH);
-    const leased = await leaseDueDestinations(
-      this.db,
-      this.owner,
-      this.#options.leaseMs,
-      this.#options.concurrency,
-    );
-    await Promise.all(leased.map((destinationId) => this.#deliverTo(destinationId)));
+    const free = this.#options.concurrency - this.#active.size;
+    const leased =
+      free > 0 ? await leaseDueDestinations(this.db, this.owner, this.#options.leaseMs, free) : [];
+    for (const destinationId of leased) {
+      const turn = this.#deliverTo(destinationId).finally(() => {
+        this.#active.delete(destinationId);
+        this.#wake?.();
+      });
+      this.#active.set(destinationId, turn);
+    }
     return routed > 0 || leased.length > 0;
   }
 

@@ -1,0 +1,202 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, fetch } from 'undici';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DatadogReceiver } from '../support/datadog-receiver.js';
+import { eventually } from '../support/eventually.js';
+import { OpensslWorkspace } from '../support/openssl.js';
+import { projectStore, startTestServer, type TestServer } from '../support/server.js';
+import { type ServerProcess, spawnServer } from '../support/server-process.js';
+
+/**
+ * Delivery under faults: the server killed (SIGKILL) or stopped (SIGTERM) in the middle of a
+ * batch, then started again on the same data (SQLite, the CLI as a separate process); two replicas
+ * on one PostgreSQL database sharing the outbox. Duplicates are counted and printed.
+ */
+const ADMIN = 'ewk_event_delivery_faults_admin_key_0001';
+const KEY = 'dd-key-faults-0001';
+const REPLICA_KEYS = ['dd-key-replicas-a', 'dd-key-replicas-b', 'dd-key-replicas-c'];
+
+let ssl: OpensslWorkspace;
+let receiver: DatadogReceiver;
+let caPath: string;
+beforeAll(async () => {
+  ssl = new OpensslWorkspace();
+  const { ca, leaf } = ssl.caAndLeaf('localhost');
+  caPath = ca.path;
+  receiver = await new DatadogReceiver([KEY, ...REPLICA_KEYS], { cert: leaf.pem, key: leaf.key.pem }).start();
+});
+afterAll(async () => {
+  await receiver?.stop();
+  ssl?.cleanup();
+});
+
+async function call(baseUrl: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${ADMIN}`,
+      'svc-version': '2',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+/** `count` changes (`create(index)`), eight at a time. */
+async function createPolicies(count: number, create: (index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (next < count) await create(next++);
+    }),
+  );
+}
+
+function countDuplicates(ids: string[]): number {
+  return ids.length - new Set(ids).size;
+}
+
+describe('event delivery across a crash (SQLite, the CLI)', () => {
+  let dataDir: string;
+  let server: ServerProcess | undefined;
+  beforeEach((context) => {
+    context.skip(
+      projectStore() === 'postgres',
+      'the CLI crash trials run on SQLite; replicas are tried below',
+    );
+    dataDir = mkdtempSync(join(tmpdir(), 'edgeward-delivery-faults-'));
+    return async () => {
+      await server?.kill('SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    };
+  });
+  const start = () =>
+    spawnServer(['--data-dir', dataDir, '--datadog-url', receiver.url], {
+      EDGEWARD_ADMIN_API_KEY: ADMIN,
+      NODE_EXTRA_CA_CERTS: caPath,
+    });
+
+  for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
+    it(`${signal} in the middle of a batch: after a restart every event arrives, ${signal === 'SIGKILL' ? 'the batch in flight at most twice' : 'none twice'}`, async () => {
+      receiver.received.length = 0;
+      receiver.slowMs = 300;
+      server = await start();
+      const destination = await call(server.listenUrl, 'POST', '/event_destinations', {
+        target: { datadog: { api_key: KEY } },
+      });
+      await call(server.listenUrl, 'POST', '/event_subscriptions', {
+        sources: [{ type: 'ip_policy_created.v0' }],
+        destination_ids: [destination.id],
+      });
+      const total = 200;
+      const baseUrl = server.listenUrl;
+      await createPolicies(total, async (index) => {
+        await call(baseUrl, 'POST', '/ip_policies', { description: `f${index}` });
+      });
+      // Stop it while a batch is on the wire: the intake will accept it, the server never hears so.
+      await eventually(
+        async () => receiver.inFlight,
+        (inFlight) => inFlight > 0,
+        10_000,
+      );
+      const stopping = server;
+      await stopping.kill(signal);
+      server = await start();
+      await eventually(
+        async () => new Set(receiver.envelopesFor(KEY).map((envelope) => envelope.event_id)).size,
+        (distinct) => distinct === total,
+        30_000,
+      );
+      const status = await call(
+        server.listenUrl,
+        'GET',
+        `/event_destinations/${destination.id}/delivery_status`,
+      );
+      expect(status).toMatchObject({ backlog: 0, delivered: total });
+      const ids = receiver.envelopesFor(KEY).map((envelope) => envelope.event_id);
+      const duplicates = countDuplicates(ids);
+      const largestBatch = Math.max(...receiver.batches.filter((b) => b.apiKey === KEY).map((b) => b.size));
+      console.log(
+        `delivery across ${signal}: ${total} events, ${ids.length} received, ${duplicates} duplicates (largest batch ${largestBatch})`,
+      );
+      if (signal === 'SIGTERM') expect(duplicates).toBe(0);
+      else expect(duplicates).toBeLessThanOrEqual(largestBatch);
+      // The same delivery id on a repeat: a consumer can drop it.
+      const byEvent = new Map<string, Set<string>>();
+      for (const envelope of receiver.envelopesFor(KEY)) {
+        byEvent.set(envelope.event_id, (byEvent.get(envelope.event_id) ?? new Set()).add(envelope.id));
+      }
+      for (const deliveryIds of byEvent.values()) expect(deliveryIds.size).toBe(1);
+      expect(receiver.violations).toEqual([]);
+    }, 90_000);
+  }
+});
+
+describe('event delivery by two replicas on one PostgreSQL database', () => {
+  let t: TestServer | undefined;
+  beforeEach((context) => {
+    context.skip(projectStore() === 'sqlite', 'replicas share a PostgreSQL database (the postgres project)');
+    return async () => t?.stop();
+  });
+
+  it('shares the outbox: every destination gets every event once, in routing order', async () => {
+    const options = {
+      eventDelivery: {
+        datadogUrl: receiver.url,
+        datadogDispatcher: new Agent({ connect: { ca: readFileSync(caPath, 'utf8') } }),
+        pollIntervalMs: 100,
+        backoff: { initialMs: 100, maxMs: 400 },
+      },
+    };
+    receiver.slowMs = 20;
+    t = await startTestServer(options);
+    const replica = await t.startReplica();
+    const destinations: string[] = [];
+    for (const key of REPLICA_KEYS) {
+      const created = await t.api('POST', '/event_destinations', { target: { datadog: { api_key: key } } });
+      destinations.push(created.body.id as string);
+    }
+    await t.api('POST', '/event_subscriptions', {
+      sources: [{ type: 'ip_policy_created.v0' }],
+      destination_ids: destinations,
+    });
+    const total = 150;
+    // Changes arrive through both replicas, as behind a load balancer.
+    const server = t;
+    await createPolicies(total, async (index) => {
+      const baseUrl = index % 2 === 0 ? server.baseUrl : replica.listenUrl;
+      const created = await server.api('POST', `${baseUrl}/ip_policies`, { description: `r${index}` });
+      expect(created.status, created.text).toBe(201);
+    });
+    await eventually(
+      async () => REPLICA_KEYS.map((key) => receiver.envelopesFor(key).length),
+      (counts) => counts.every((count) => count >= total),
+      30_000,
+    );
+    for (const [index, key] of REPLICA_KEYS.entries()) {
+      const ids = receiver.envelopesFor(key).map((envelope) => envelope.event_id);
+      expect(countDuplicates(ids), `duplicates at ${key}`).toBe(0);
+      const routed = await t.server.app.edgeward.db
+        .selectFrom('event_deliveries')
+        .select('event_id')
+        .where('destination_id', '=', destinations[index] ?? '')
+        .orderBy('seq')
+        .execute();
+      expect(ids).toEqual(routed.map((row) => row.event_id));
+    }
+    const deliveredBy = async (metricsText: Promise<string>) =>
+      [...(await metricsText).matchAll(/^edgeward_events_delivered_total\{[^}]*\} (\d+)$/gm)].reduce(
+        (sum, match) => sum + Number(match[1]),
+        0,
+      );
+    const first = await deliveredBy(t.server.app.metrics.metrics());
+    const second = await deliveredBy(replica.app.metrics.metrics());
+    console.log(`two replicas delivered ${first} + ${second} = ${first + second} of ${3 * total} deliveries`);
+    expect(first + second).toBe(3 * total);
+  });
+});
