@@ -22,7 +22,7 @@ const LONGEST_SPAN_MS = 23 * 3600 * 1000;
  * event's own time stays in the envelope's `created_at`.
  */
 export function logEventTimestamps(records: OutboundRecord[], now: number): number[] {
-  const newest = Math.max(...records.map((record) => record.timestampMs));
+  const newest = Math.min(now, Math.max(...records.map((record) => record.timestampMs)));
   const floor = Math.max(now - OLDEST_ACCEPTED_MS, newest - LONGEST_SPAN_MS);
   let previous = floor;
   return records.map((record) => {
