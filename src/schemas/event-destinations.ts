@@ -75,10 +75,11 @@ export const datadogSites = [
   'ddog-gov.com',
 ] as const;
 
+// ddtags and service ride along in every log sent: bounded (as the EventDestination CRD bounds them).
 const datadogInput = z.strictObject({
   api_key: z.string().min(1, 'must not be empty'),
-  ddtags: z.string().nullable().optional(),
-  service: z.string().nullable().optional(),
+  ddtags: z.string().max(4096, 'must be at most 4096 characters').nullable().optional(),
+  service: z.string().max(255, 'must be at most 255 characters').nullable().optional(),
   ddsite: z.enum(datadogSites).nullable().optional(),
 });
 

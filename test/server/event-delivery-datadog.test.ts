@@ -232,12 +232,20 @@ describe('event delivery to Datadog', () => {
     ).toBe(200);
     expect((await t.api('DELETE', `/event_destinations/${doomed}`)).status).toBe(204);
     expect((await t.api('GET', `/event_destinations/${doomed}/delivery_status`)).status).toBe(404);
-    const left = await t.server.app.edgeward.db
-      .selectFrom('event_deliveries')
-      .select('id')
-      .where('destination_id', '=', doomed)
-      .execute();
+    // The dispatcher drops the queue of the deleted destination (and counts it), backoff or not.
+    const left = await eventually(
+      () =>
+        t.server.app.edgeward.db
+          .selectFrom('event_deliveries')
+          .select('id')
+          .where('destination_id', '=', doomed)
+          .execute(),
+      (rows) => rows.length === 0,
+      5000,
+    );
     expect(left).toEqual([]);
+    const metrics = await t.server.app.metrics.metrics();
+    expect(metrics).toContain(`edgeward_events_dropped_total{destination_id="${doomed}"} 3`);
 
     expect((await t.api('POST', '/reserved_addrs', { region: 'eu' })).status).toBe(201);
     await eventually(

@@ -1,4 +1,6 @@
+import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
@@ -198,5 +200,111 @@ describe('event delivery by two replicas on one PostgreSQL database', () => {
     const second = await deliveredBy(replica.app.metrics.metrics());
     console.log(`two replicas delivered ${first} + ${second} = ${first + second} of ${3 * total} deliveries`);
     expect(first + second).toBe(3 * total);
+  });
+});
+
+describe('event delivery against a target that never answers, or cannot be opened', () => {
+  let t: TestServer | undefined;
+  let blackhole: Server | undefined;
+  const open = new Set<Socket>();
+  let mostOpenAtOnce = 0;
+  afterAll(async () => {
+    await t?.stop();
+    for (const socket of open) socket.destroy();
+    blackhole?.close();
+  });
+
+  it('times a hung send out, backs off, never sends one batch twice at once, and stops promptly', async () => {
+    // Accepts connections and reads requests, never answers: a connection a NAT dropped silently.
+    blackhole = createNetServer((socket) => {
+      open.add(socket);
+      mostOpenAtOnce = Math.max(mostOpenAtOnce, open.size);
+      socket.on('data', () => {});
+      socket.on('close', () => open.delete(socket));
+    });
+    blackhole.listen(0, '127.0.0.1');
+    await once(blackhole, 'listening');
+    const { port } = blackhole.address() as AddressInfo;
+    t = await startTestServer({
+      eventDelivery: {
+        awsEndpointUrl: `http://127.0.0.1:${port}`,
+        requestTimeoutMs: 400,
+        leaseMs: 1000,
+        pollIntervalMs: 50,
+        backoff: { initialMs: 50, maxMs: 200 },
+      },
+    });
+    const server = t;
+    const created = await server.api('POST', '/event_destinations', {
+      target: {
+        kinesis: {
+          auth: { creds: { aws_access_key_id: 'AKIABLACKHOLE0000001', aws_secret_access_key: 'x' } },
+          stream_arn: 'arn:aws:kinesis:us-east-1:123456789012:stream/hung',
+        },
+      },
+    });
+    const destinationId = created.body.id as string;
+    await server.api('POST', '/event_subscriptions', {
+      sources: [{ type: 'ip_policy_created.v0' }],
+      destination_ids: [destinationId],
+    });
+    await server.api('POST', '/ip_policies', {});
+    // Several lease periods long: a hung send must not let the lease lapse into a second send.
+    const status = await eventually(
+      async () => (await server.api('GET', `/event_destinations/${destinationId}/delivery_status`)).body,
+      (body) => Number(body.consecutive_failures) >= 3,
+      10_000,
+    );
+    expect(status.state).toBe('failing');
+    expect(JSON.stringify(status.last_error)).toMatch(/time|abort/i);
+    expect(mostOpenAtOnce).toBe(1);
+    const test = await server.api('POST', `/event_destinations/${destinationId}/test_event`);
+    expect(test.body).toMatchObject({ delivered: false });
+    await server.stop();
+    t = undefined;
+  });
+
+  it('backs off a destination whose target cannot be opened, and keeps serving requests meanwhile', async () => {
+    t = await startTestServer({
+      eventDelivery: { pollIntervalMs: 20, backoff: { initialMs: 50, maxMs: 200 } },
+    });
+    const server = t;
+    const make = async () =>
+      (await server.api('POST', '/event_destinations', { target: { datadog: { api_key: 'never-used' } } }))
+        .body.id as string;
+    const [broken, donor] = [await make(), await make()];
+    // Another row's sealed target: bound to that row, it will not open here (as with a wrong secret key).
+    const db = server.server.app.edgeward.db;
+    const sealed = await db
+      .selectFrom('event_destinations')
+      .select('target_sealed')
+      .where('id', '=', donor)
+      .executeTakeFirstOrThrow();
+    await db
+      .updateTable('event_destinations')
+      .set({ target_sealed: sealed.target_sealed })
+      .where('id', '=', broken)
+      .execute();
+    await server.api('POST', '/event_subscriptions', {
+      sources: [{ type: 'ip_policy_created.v0' }],
+      destination_ids: [broken],
+    });
+    let beats = 0;
+    const heartbeat = setInterval(() => beats++, 10);
+    try {
+      await server.api('POST', '/ip_policies', {});
+      const status = await eventually(
+        async () => (await server.api('GET', `/event_destinations/${broken}/delivery_status`)).body,
+        (body) => Number(body.consecutive_failures) >= 2,
+        5000,
+      );
+      expect(JSON.stringify(status.last_error)).toContain('cannot be unsealed');
+      for (let index = 0; index < 5; index++)
+        expect((await server.api('GET', '/ip_policies?limit=1')).status).toBe(200);
+      // The event loop kept turning: timers fired while the dispatcher retried.
+      expect(beats).toBeGreaterThan(5);
+    } finally {
+      clearInterval(heartbeat);
+    }
   });
 });

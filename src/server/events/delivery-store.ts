@@ -37,7 +37,8 @@ export async function routeEvents(db: Db, limit: number, now: number = Date.now(
       .selectFrom('events')
       .select(['id', 'type'])
       .where('routed_at', 'is', null)
-      .orderBy('id')
+      // The order the database numbered the inserts: `seq` on PostgreSQL, the rowid on SQLite.
+      .orderBy(isPostgres(trx) ? sql`seq` : sql`rowid`)
       .limit(limit)
       .execute();
     if (events.length === 0) return 0;
@@ -104,6 +105,19 @@ async function destinationsByEventType(db: Db): Promise<Map<string, string[]>> {
 }
 
 /**
+ * The database's clock (milliseconds since the epoch). Leases and retry times are compared by
+ * several replicas: reading one clock keeps a replica whose own clock is ahead from taking a lease
+ * that is still current.
+ */
+export async function databaseNow(db: Db): Promise<number> {
+  const query = isPostgres(db)
+    ? sql<{ ms: string | number }>`SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS ms`
+    : sql<{ ms: string | number }>`SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) AS ms`;
+  const { rows } = await query.execute(db);
+  return Number(rows[0]?.ms);
+}
+
+/**
  * Leases up to `limit` destinations that have pending deliveries, are not backing off and are not
  * leased by a live dispatcher. Each lease is one conditional UPDATE (compare-and-set on the lease
  * columns), so of two replicas racing for a destination exactly one wins; a dispatcher that dies
@@ -114,30 +128,42 @@ export async function leaseDueDestinations(
   owner: string,
   leaseMs: number,
   limit: number,
-  now: number = Date.now(),
+  now: number,
+  skip: ReadonlySet<string> = new Set(),
 ): Promise<string[]> {
   const nowIso = isoMillis(now);
   const candidates = await db
     .selectFrom('event_destination_delivery as s')
+    .leftJoin('event_destinations as d', 'd.id', 's.destination_id')
     .select('s.destination_id')
     .where((eb) => eb.or([eb('s.lease_expires_at', 'is', null), eb('s.lease_expires_at', '<', nowIso)]))
-    .where((eb) => eb.or([eb('s.next_attempt_at', 'is', null), eb('s.next_attempt_at', '<=', nowIso)]))
+    .where((eb) =>
+      eb.or([
+        eb('s.next_attempt_at', 'is', null),
+        eb('s.next_attempt_at', '<=', nowIso),
+        // A deleted destination's queue is dropped at once, backoff or not.
+        eb('d.id', 'is', null),
+      ]),
+    )
     .where(({ exists, selectFrom }) =>
       exists(
-        selectFrom('event_deliveries as d')
-          .select('d.seq')
-          .whereRef('d.destination_id', '=', 's.destination_id')
-          .where('d.state', '=', 'pending'),
+        selectFrom('event_deliveries as q')
+          .select('q.seq')
+          .whereRef('q.destination_id', '=', 's.destination_id')
+          .where('q.state', '=', 'pending'),
       ),
     )
-    .orderBy('s.next_attempt_at')
-    .limit(limit)
+    // Round robin: the destination whose last turn is oldest goes first ('' sorts first everywhere).
+    .orderBy(sql`coalesce(s.last_turn_at, '')`)
+    .limit(limit + skip.size)
     .execute();
   const leased: string[] = [];
   for (const { destination_id } of candidates) {
+    if (leased.length >= limit) break;
+    if (skip.has(destination_id)) continue;
     const result = await db
       .updateTable('event_destination_delivery')
-      .set({ lease_owner: owner, lease_expires_at: isoMillis(now + leaseMs) })
+      .set({ lease_owner: owner, lease_expires_at: isoMillis(now + leaseMs), last_turn_at: nowIso })
       .where('destination_id', '=', destination_id)
       .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', nowIso)]))
       .executeTakeFirst();
@@ -179,13 +205,18 @@ export interface PendingDelivery {
   payload: string;
 }
 
-/** The destination's next `limit` pending deliveries, in routing order. */
+/**
+ * The destination's next pending deliveries, in routing order: at most `limit`, and only as many as
+ * hold about `byteBudget` of payload (at least one), so a turn never loads more than a call or two
+ * can carry.
+ */
 export async function pendingDeliveries(
   db: Db,
   destinationId: string,
   limit: number,
+  byteBudget: number,
 ): Promise<PendingDelivery[]> {
-  const rows = await db
+  const queue = await db
     .selectFrom('event_deliveries as d')
     .innerJoin('events as e', 'e.id', 'd.event_id')
     .select([
@@ -194,14 +225,33 @@ export async function pendingDeliveries(
       'e.type',
       'e.object_id as objectId',
       'e.created_at as createdAt',
-      'e.payload',
+      (eb) => eb.fn<string | number>('length', ['e.payload']).as('bytes'),
     ])
     .where('d.destination_id', '=', destinationId)
     .where('d.state', '=', 'pending')
     .orderBy('d.seq')
     .limit(limit)
     .execute();
-  return rows;
+  const taken: typeof queue = [];
+  let bytes = 0;
+  for (const row of queue) {
+    bytes += Number(row.bytes);
+    if (taken.length > 0 && bytes > byteBudget) break;
+    taken.push(row);
+  }
+  if (taken.length === 0) return [];
+  const payloads = new Map<string, string>();
+  for (let start = 0; start < taken.length; start += INSERT_CHUNK) {
+    const ids = taken.slice(start, start + INSERT_CHUNK).map((row) => row.eventId);
+    for (const row of await db
+      .selectFrom('events')
+      .select(['id', 'payload'])
+      .where('id', 'in', ids)
+      .execute()) {
+      payloads.set(row.id, row.payload);
+    }
+  }
+  return taken.map(({ bytes: _bytes, ...row }) => ({ ...row, payload: payloads.get(row.eventId) ?? '{}' }));
 }
 
 export interface SendOutcome {
@@ -210,14 +260,16 @@ export interface SendOutcome {
   undeliverable: { deliveryId: string; error: string }[];
   /** Deliveries to try again (a failed call, or records the target refused for now). */
   retry: string[];
-  /** Why the send failed, when anything is retried. */
+  /** Why the turn failed: the destination backs off. */
   error?: string;
 }
 
 /**
  * Records what one send achieved, in one transaction: delivered and undeliverable rows leave the
- * queue; the destination's health and retry schedule follow (a failure backs off to
- * `nextAttemptAt`, a clean send clears the backoff), and the lease is extended while ours.
+ * queue and count in the destination's health whoever holds the lease (the target took them). The
+ * retry schedule and the lease are touched only while the lease is still this dispatcher's: a
+ * failure backs off to `now + backoffMs`, a clean send clears the backoff, and the lease is
+ * extended. Returns whether the lease is still ours (if not, the turn ends).
  */
 export async function recordSend(
   db: Db,
@@ -225,9 +277,9 @@ export async function recordSend(
   owner: string,
   outcome: SendOutcome,
   schedule: { now: number; leaseMs: number; backoffMs: (failures: number) => number },
-): Promise<void> {
+): Promise<boolean> {
   const nowIso = isoMillis(schedule.now);
-  await db.transaction().execute(async (trx) => {
+  return db.transaction().execute(async (trx) => {
     const attempted = [
       ...outcome.delivered,
       ...outcome.undeliverable.map((u) => u.deliveryId),
@@ -259,36 +311,42 @@ export async function recordSend(
         .where('state', '=', 'pending')
         .execute();
     }
-    const failed = outcome.retry.length > 0;
-    if (failed) {
-      for (let start = 0; start < outcome.retry.length; start += INSERT_CHUNK) {
-        await trx
-          .updateTable('event_deliveries')
-          .set({ last_error: outcome.error ?? 'not accepted' })
-          .where('id', 'in', outcome.retry.slice(start, start + INSERT_CHUNK))
-          .execute();
-      }
+    const failed = outcome.error !== undefined;
+    for (let start = 0; start < outcome.retry.length; start += INSERT_CHUNK) {
+      await trx
+        .updateTable('event_deliveries')
+        .set({ last_error: outcome.error ?? 'not accepted' })
+        .where('id', 'in', outcome.retry.slice(start, start + INSERT_CHUNK))
+        .where('state', '=', 'pending')
+        .execute();
+    }
+    if (delivered > 0) {
+      await trx
+        .updateTable('event_destination_delivery')
+        .set((eb) => ({ delivered_total: eb('delivered_total', '+', delivered), last_success_at: nowIso }))
+        .where('destination_id', '=', destinationId)
+        .execute();
     }
     const state = await trx
       .selectFrom('event_destination_delivery')
-      .select(['consecutive_failures', 'lease_owner'])
+      .select(['consecutive_failures'])
       .where('destination_id', '=', destinationId)
+      .where('lease_owner', '=', owner)
       .executeTakeFirst();
-    if (!state) return; // the destination was deleted meanwhile: nothing to keep
+    if (!state) return false; // the lease expired and went to another dispatcher, or the destination went
     const failures = failed ? state.consecutive_failures + 1 : 0;
-    const leaseStillOurs = state.lease_owner === owner;
     await trx
       .updateTable('event_destination_delivery')
-      .set((eb) => ({
+      .set({
         consecutive_failures: failures,
         next_attempt_at: failed ? isoMillis(schedule.now + schedule.backoffMs(failures)) : null,
-        delivered_total: eb('delivered_total', '+', delivered),
-        ...(delivered > 0 ? { last_success_at: nowIso } : {}),
         ...(failed ? { last_error: outcome.error ?? 'not accepted', last_error_at: nowIso } : {}),
-        ...(leaseStillOurs ? { lease_expires_at: isoMillis(schedule.now + schedule.leaseMs) } : {}),
-      }))
+        lease_expires_at: isoMillis(schedule.now + schedule.leaseMs),
+      })
       .where('destination_id', '=', destinationId)
+      .where('lease_owner', '=', owner)
       .execute();
+    return true;
   });
 }
 

@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { EventDestinationTestResult, EventEnvelope } from '../../schemas/event-delivery.js';
@@ -10,6 +11,7 @@ import type { ChangeSignal } from './change-signal.js';
 import { DeliveryMetrics } from './delivery-metrics.js';
 import {
   clearBackoff,
+  databaseNow,
   dropLeasesOfDeadProcesses,
   forgetDestination,
   leaseDueDestinations,
@@ -22,7 +24,13 @@ import {
 } from './delivery-store.js';
 import { recordOf } from './envelope.js';
 import { openTarget } from './stored-target.js';
-import { type DeliveryTarget, describeFailure, type TargetEndpoints } from './targets/delivery-target.js';
+import {
+  BatchTooLargeError,
+  type DeliveryTarget,
+  describeFailure,
+  type OutboundRecord,
+  type TargetEndpoints,
+} from './targets/delivery-target.js';
 import { deliveryTargetFor } from './targets/index.js';
 
 export interface EventDeliveryOptions {
@@ -31,7 +39,10 @@ export interface EventDeliveryOptions {
   /** Datadog's logs intake at this base URL (`--datadog-url`). */
   datadogUrl?: string | undefined;
   datadogDispatcher?: TargetEndpoints['datadogDispatcher'];
-  /** A call to a target that takes longer fails and is retried (default 20 s). */
+  /**
+   * A send to a target that takes longer (every call it makes, STS included) is aborted, fails and
+   * is retried (default 20 s).
+   */
   requestTimeoutMs?: number;
   /** How often to look for work without being told of a change (default 1 s). */
   pollIntervalMs?: number;
@@ -48,20 +59,24 @@ export interface EventDeliveryOptions {
   concurrency?: number;
 }
 
-/** Events routed per round. */
-const ROUTE_BATCH = 500;
+/** Events routed per round: small enough that a round never holds the database (or, on SQLite, the process) for long. */
+const ROUTE_BATCH = 200;
 /** A destination keeps its lease for this long at most before others get a turn. */
 const TURN_MS = 2000;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
+/** The first prune comes this long after start (plus jitter), so short-lived processes prune too. */
+const FIRST_PRUNE_MS = 60 * 1000;
 
 /**
  * Delivers the outbox to event destinations, at least once, in routing (commit) order per
- * destination. Each round routes new events to the destinations of the subscriptions that name
- * their type, leases the destinations that have work and are not backing off, and sends each its
- * queue in batches as large as its target allows. What was sent is recorded after the target
- * accepted it, so a crash in between sends it again (counted as a duplicate), never loses it.
+ * destination. Each round routes newly committed events to the destinations of the subscriptions
+ * that name their type, then starts a delivery turn for each destination that has work, is not
+ * backing off and is not leased by another dispatcher (round robin, up to `concurrency` at once).
+ * A turn sends the queue in batches as large as the target allows; what was sent is recorded only
+ * after the target accepted it, so a crash in between sends it again (a duplicate), never loses it.
  * Several processes on one PostgreSQL database share the work: routing is serialized by an
- * advisory lock, and each destination is leased to one of them at a time.
+ * advisory lock, each destination is leased to one of them at a time, and lease times come from
+ * the database's clock.
  */
 export class EventDispatcher {
   /** This process's name on leases. */
@@ -71,13 +86,15 @@ export class EventDispatcher {
   readonly #options: Required<
     Omit<EventDeliveryOptions, 'awsEndpointUrl' | 'datadogUrl' | 'datadogDispatcher'>
   >;
+  /** One sender per destination, rebuilt when its sealed target changes; only its turn uses it. */
   readonly #targets = new Map<string, { sealed: string; target: DeliveryTarget }>();
   /** Delivery turns in progress, by destination. */
   readonly #active = new Map<string, Promise<void>>();
   #running: Promise<void> | undefined;
+  #pruning: Promise<number> | undefined;
   #stopped = false;
   #wake: (() => void) | undefined;
-  #pruneTimer: NodeJS.Timeout | undefined;
+  #pruneTimers: NodeJS.Timeout[] = [];
   readonly #onChange = () => this.#wake?.();
 
   constructor(
@@ -97,6 +114,12 @@ export class EventDispatcher {
       leaseMs: options.leaseMs ?? 60_000,
       concurrency: options.concurrency ?? 4,
     };
+    // A lease must outlive the longest send and the bookkeeping around it, or two could overlap.
+    if (this.#options.leaseMs < 2 * this.#options.requestTimeoutMs) {
+      throw new Error(
+        `event delivery: the lease (${this.#options.leaseMs} ms) must be at least twice the send timeout (${this.#options.requestTimeoutMs} ms)`,
+      );
+    }
     this.#endpoints = {
       awsEndpointUrl: options.awsEndpointUrl,
       datadogUrl: options.datadogUrl,
@@ -114,37 +137,50 @@ export class EventDispatcher {
         this.log.error({ err }, 'event delivery could not start');
       },
     );
-    this.#pruneTimer = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
-    this.#pruneTimer.unref();
+    const prune = () => void this.prune();
+    const first = setTimeout(prune, FIRST_PRUNE_MS + Math.random() * FIRST_PRUNE_MS);
+    const every = setInterval(prune, PRUNE_EVERY_MS);
+    this.#pruneTimers = [first, every];
+    for (const timer of this.#pruneTimers) timer.unref();
   }
 
-  /** Finishes the send in flight (its outcome is recorded), then stops. */
+  /** Finishes the sends in flight (their outcome is recorded) and a prune in progress, then stops. */
   async stop(): Promise<void> {
     this.#stopped = true;
     this.changes.off('changed', this.#onChange);
-    clearInterval(this.#pruneTimer);
+    for (const timer of this.#pruneTimers) clearTimeout(timer);
     this.#wake?.();
     await this.#running;
+    await this.#pruning;
     for (const { target } of this.#targets.values()) target.close();
     this.#targets.clear();
   }
 
-  /** Drops delivered events older than the retention period; returns how many went. */
-  async prune(now: number = Date.now()): Promise<number> {
-    try {
-      const removed = await pruneEvents(this.db, rfc3339(new Date(now - this.#options.retentionMs)));
-      if (removed > 0) this.log.info({ removed }, 'pruned delivered events past their retention');
-      return removed;
-    } catch (err) {
-      this.log.error({ err }, 'pruning delivered events failed');
-      return 0;
-    }
+  /** Drops delivered events older than the retention period; returns how many went. One at a time. */
+  prune(now: number = Date.now()): Promise<number> {
+    if (this.#pruning) return this.#pruning;
+    const before = rfc3339(new Date(now - this.#options.retentionMs));
+    this.#pruning = pruneEvents(this.db, before)
+      .then(
+        (removed) => {
+          if (removed > 0) this.log.info({ removed }, 'pruned delivered events past their retention');
+          return removed;
+        },
+        (err: unknown) => {
+          this.log.error({ err }, 'pruning delivered events failed');
+          return 0;
+        },
+      )
+      .finally(() => {
+        this.#pruning = undefined;
+      });
+    return this.#pruning;
   }
 
   /**
-   * Sends one verification event straight to a destination's target, outside its queue, and says
-   * whether the target took it. A success also ends the destination's backoff, so a fixed
-   * credential is used at once.
+   * Sends one verification event straight to a destination's target, outside its queue, with a
+   * sender of its own (a delivery turn may be using the cached one), and says whether the target
+   * took it. A success also ends the destination's backoff, so a fixed credential is used at once.
    */
   async sendTest(
     destination: { id: string; target_sealed: string },
@@ -152,19 +188,21 @@ export class EventDispatcher {
   ): Promise<EventDestinationTestResult> {
     const started = Date.now();
     let error: string | null = null;
+    let target: DeliveryTarget | undefined;
     try {
-      const target = this.#targetFor(destination);
-      const [result] = await target.send([
-        {
-          deliveryId: event.id,
-          partitionKey: destination.id,
-          timestampMs: started,
-          body: JSON.stringify(event),
-        },
-      ]);
+      target = this.#newTarget(destination);
+      const record = {
+        deliveryId: event.id,
+        partitionKey: destination.id,
+        timestampMs: started,
+        body: JSON.stringify(event),
+      };
+      const [result] = await target.send([record], AbortSignal.timeout(this.#options.requestTimeoutMs));
       if (result && !result.accepted) error = result.error;
     } catch (cause) {
       error = describeFailure(cause);
+    } finally {
+      target?.close();
     }
     if (error === null) await clearBackoff(this.db, destination.id);
     this.log.info({ destinationId: destination.id, delivered: error === null, error }, 'test event sent');
@@ -179,12 +217,14 @@ export class EventDispatcher {
       } catch (err) {
         this.log.error({ err }, 'event delivery round failed; trying again');
       }
+      // better-sqlite3 answers synchronously: without this a busy loop would starve requests.
+      await yieldToEventLoop();
       if (!busy && !this.#stopped) await this.#idle(this.#options.pollIntervalMs);
     }
     await Promise.all(this.#active.values());
   }
 
-  /** Waits until a change is committed, `stop` is called, or `ms` pass. */
+  /** Waits until a change is committed, a turn ends, `stop` is called, or `ms` pass. */
   #idle(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
@@ -200,19 +240,20 @@ export class EventDispatcher {
   }
 
   /**
-   * One round: route what was committed, and start delivering to destinations that have work, up
-   * to the concurrency, without waiting for them: routing goes on while they send, and a delivery
-   * turn picks up what was routed meanwhile. True when it did anything (the next round comes at
-   * once); otherwise the loop idles until a change, a finished turn, or the poll interval.
+   * One round: route what was committed, and start turns for destinations that have work, up to
+   * the concurrency, without waiting for them: routing goes on while they send, and a turn picks
+   * up what was routed meanwhile. True when it did anything (the next round comes at once).
    */
   async #round(): Promise<boolean> {
     const routed = await routeEvents(this.db, ROUTE_BATCH);
     const free = this.#options.concurrency - this.#active.size;
-    const leased =
-      free > 0 ? await leaseDueDestinations(this.db, this.owner, this.#options.leaseMs, free) : [];
+    if (free <= 0) return routed > 0;
+    const now = await databaseNow(this.db);
+    const active = new Set(this.#active.keys());
+    const leased = await leaseDueDestinations(this.db, this.owner, this.#options.leaseMs, free, now, active);
     for (const destinationId of leased) {
-      const turn = this.#deliverTo(destinationId).finally(() => {
-        this.#active.delete(destinationId);
+      const turn: Promise<void> = this.#deliverTo(destinationId).finally(() => {
+        if (this.#active.get(destinationId) === turn) this.#active.delete(destinationId);
         this.#wake?.();
       });
       this.#active.set(destinationId, turn);
@@ -220,21 +261,31 @@ export class EventDispatcher {
     return routed > 0 || leased.length > 0;
   }
 
-  #targetFor(destination: { id: string; target_sealed: string }): DeliveryTarget {
-    const cached = this.#targets.get(destination.id);
-    if (cached?.sealed === destination.target_sealed) return cached.target;
-    cached?.target.close();
-    const target = deliveryTargetFor(
+  #newTarget(destination: { id: string; target_sealed: string }): DeliveryTarget {
+    return deliveryTargetFor(
       openTarget(this.secretBox, destination.id, destination.target_sealed),
       this.#endpoints,
       destination.id,
     );
+  }
+
+  #targetFor(destination: { id: string; target_sealed: string }): DeliveryTarget {
+    const cached = this.#targets.get(destination.id);
+    if (cached?.sealed === destination.target_sealed) return cached.target;
+    cached?.target.close();
+    const target = this.#newTarget(destination);
     this.#targets.set(destination.id, { sealed: destination.target_sealed, target });
     return target;
   }
 
+  #forgetTarget(destinationId: string): void {
+    this.#targets.get(destinationId)?.target.close();
+    this.#targets.delete(destinationId);
+  }
+
   /** Sends a leased destination its queue, batch after batch, for one turn; then gives the lease back. */
   async #deliverTo(destinationId: string): Promise<void> {
+    let kind = 'unknown';
     try {
       const destination = await this.db
         .selectFrom('event_destinations')
@@ -242,28 +293,42 @@ export class EventDispatcher {
         .where('id', '=', destinationId)
         .executeTakeFirst();
       if (!destination) {
-        // Deleted between routing and now (the delete route forgets its queue too; this covers a race).
+        // Deleted: the events still waiting for it go with it.
         const dropped = await forgetDestination(this.db, destinationId);
-        this.#targets.get(destinationId)?.target.close();
-        this.#targets.delete(destinationId);
+        this.#forgetTarget(destinationId);
         this.metrics.dropped.inc({ destination_id: destinationId }, dropped);
+        if (dropped > 0)
+          this.log.info({ destinationId, dropped }, 'dropped the queue of a deleted event destination');
         return;
       }
       const target = this.#targetFor(destination);
+      kind = target.kind;
       const turnEnds = Date.now() + TURN_MS;
       while (!this.#stopped && Date.now() < turnEnds) {
-        const queue = await pendingDeliveries(this.db, destinationId, target.limits.maxRecords);
+        const queue = await pendingDeliveries(
+          this.db,
+          destinationId,
+          target.limits.maxRecords,
+          2 * target.limits.maxBatchBytes,
+        );
         if (queue.length === 0) return;
         const outcome = await this.#send(destinationId, target, queue.map(recordOf));
-        await recordSend(this.db, destinationId, this.owner, outcome, {
-          now: Date.now(),
-          leaseMs: this.#options.leaseMs,
-          backoffMs: (failures) => this.#backoffMs(failures),
-        });
-        if (outcome.retry.length > 0) return;
+        const stillOurs = await this.#record(destinationId, outcome);
+        if (!stillOurs || outcome.error !== undefined) return;
       }
     } catch (err) {
+      // Whatever failed (a target that cannot be opened, the database), the destination backs off
+      // instead of being picked again at once.
       this.log.error({ err, destinationId }, 'delivering to an event destination failed');
+      this.metrics.failedSends.inc({ destination_id: destinationId, target: kind });
+      await this.#record(destinationId, {
+        delivered: [],
+        undeliverable: [],
+        retry: [],
+        error: describeFailure(err),
+      }).catch((recordErr: unknown) =>
+        this.log.error({ err: recordErr, destinationId }, 'recording a delivery failure failed'),
+      );
     } finally {
       await releaseLease(this.db, destinationId, this.owner).catch((err: unknown) =>
         this.log.warn({ err, destinationId }, 'releasing a delivery lease failed; it expires by itself'),
@@ -271,45 +336,68 @@ export class EventDispatcher {
     }
   }
 
-  async #send(
-    destinationId: string,
-    target: DeliveryTarget,
-    queue: ReturnType<typeof recordOf>[],
-  ): Promise<SendOutcome> {
+  async #record(destinationId: string, outcome: SendOutcome): Promise<boolean> {
+    return recordSend(this.db, destinationId, this.owner, outcome, {
+      now: await databaseNow(this.db),
+      leaseMs: this.#options.leaseMs,
+      backoffMs: (failures) => this.#backoffMs(failures),
+    });
+  }
+
+  /** One call to the target (halved while it answers that the call is too large). */
+  async #send(destinationId: string, target: DeliveryTarget, queue: OutboundRecord[]): Promise<SendOutcome> {
     const labels = { destination_id: destinationId, target: target.kind };
-    const { batch, oversize } = nextBatch(queue, target.limits);
+    let { batch, oversize } = nextBatch(queue, target);
     const outcome: SendOutcome = {
       delivered: [],
       undeliverable: oversize.map(({ record, bytes }) => ({
         deliveryId: record.deliveryId,
-        error: `the event is ${bytes} bytes; ${target.kind} takes at most ${target.limits.maxRecordBytes}`,
+        error: `the event takes ${bytes} bytes; ${target.kind} takes at most ${target.limits.maxRecordBytes}`,
       })),
       retry: [],
     };
     this.metrics.undeliverable.inc(labels, oversize.length);
-    if (batch.length === 0) return outcome;
-    try {
-      const results = await target.send(batch);
-      const now = Date.now();
-      batch.forEach((record, index) => {
-        const result = results[index];
-        if (result?.accepted) {
-          outcome.delivered.push(record.deliveryId);
-          this.metrics.latency.observe({ target: target.kind }, Math.max(0, now - record.timestampMs) / 1000);
-        } else if (result?.permanent) {
-          outcome.undeliverable.push({ deliveryId: record.deliveryId, error: result.error });
-          this.metrics.undeliverable.inc(labels);
-        } else {
-          outcome.retry.push(record.deliveryId);
-          outcome.error ??= result?.error ?? 'the target gave no result for the record';
+    while (batch.length > 0) {
+      try {
+        const results = await target.send(batch, AbortSignal.timeout(this.#options.requestTimeoutMs));
+        const now = Date.now();
+        batch.forEach((record, index) => {
+          const result = results[index];
+          if (result?.accepted) {
+            outcome.delivered.push(record.deliveryId);
+            this.metrics.latency.observe(
+              { target: target.kind },
+              Math.max(0, now - record.timestampMs) / 1000,
+            );
+          } else if (result?.permanent) {
+            outcome.undeliverable.push({ deliveryId: record.deliveryId, error: result.error });
+            this.metrics.undeliverable.inc(labels);
+          } else {
+            outcome.retry.push(record.deliveryId);
+            outcome.error ??= result?.error ?? 'the target gave no result for the record';
+          }
+        });
+        break;
+      } catch (cause) {
+        if (cause instanceof BatchTooLargeError && batch.length > 1) {
+          batch = batch.slice(0, Math.ceil(batch.length / 2));
+          continue;
         }
-      });
-    } catch (cause) {
-      outcome.retry = batch.map((record) => record.deliveryId);
-      outcome.error = describeFailure(cause);
+        if (cause instanceof BatchTooLargeError) {
+          outcome.undeliverable.push({
+            deliveryId: batch[0]?.deliveryId ?? '',
+            error: describeFailure(cause),
+          });
+          this.metrics.undeliverable.inc(labels);
+          break;
+        }
+        outcome.retry = batch.map((record) => record.deliveryId);
+        outcome.error = describeFailure(cause);
+        break;
+      }
     }
     this.metrics.delivered.inc(labels, outcome.delivered.length);
-    if (outcome.retry.length > 0) {
+    if (outcome.error !== undefined) {
       this.metrics.failedSends.inc(labels);
       this.log.warn(
         { destinationId, target: target.kind, retrying: outcome.retry.length, error: outcome.error },
@@ -319,7 +407,7 @@ export class EventDispatcher {
     return outcome;
   }
 
-  /** Full jitter: uniformly up to the capped exponential step, never under a tenth of it. */
+  /** Jitter over the capped exponential step: uniformly between a tenth of it and all of it. */
   #backoffMs(failures: number): number {
     const { initialMs, maxMs } = this.#options.backoff;
     const step = Math.min(maxMs, initialMs * 2 ** Math.min(30, failures - 1));

@@ -9,7 +9,6 @@ import {
   eventDestinationUpdate,
 } from '../../schemas/event-destinations.js';
 import { inUse } from '../errors/api-error.js';
-import { forgetDestination } from '../events/delivery-store.js';
 import { openTarget, type StoredAwsAuth, type StoredTarget, sealTarget } from '../events/stored-target.js';
 import type { RequestContext } from '../http/context.js';
 import type { Db } from '../store/database.js';
@@ -117,8 +116,6 @@ export async function eventDestinationRoutes(app: FastifyInstance): Promise<void
           `event destination ${row.id} is used by event subscription ${subscriptionId}; remove it there first`,
         );
       }
-      // Events still waiting for it (routed while it was subscribed) go with it.
-      await forgetDestination(ctx.db, row.id);
     },
   });
 }

@@ -246,4 +246,5 @@ export interface EventDestinationDeliveryTable {
   /** The dispatcher (one per server process) delivering to this destination now, until the lease expires. */
   lease_owner: string | null;
   lease_expires_at: string | null;
+  last_turn_at: string | null;
 }

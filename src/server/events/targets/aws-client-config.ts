@@ -11,6 +11,21 @@ export function parseArn(arn: string): { region: string; account: string; resour
 }
 
 /**
+ * HTTP/1.1 with hard timeouts for every client. The Kinesis client would default to HTTP/2 (for
+ * SubscribeToShard, which delivery never uses), which a plain-HTTP endpoint such as a local
+ * emulator cannot speak; and without `throwOnRequestTimeout` a request timeout only logs a warning,
+ * so a silently dropped connection would hang a send (and hold its lease) for minutes.
+ */
+function httpHandler(endpoints: TargetEndpoints): NodeHttpHandler {
+  return new NodeHttpHandler({
+    connectionTimeout: 5000,
+    requestTimeout: endpoints.requestTimeoutMs,
+    socketTimeout: endpoints.requestTimeoutMs,
+    throwOnRequestTimeout: true,
+  });
+}
+
+/**
  * Credentials of an AWSAuth: the access key as given, or a role assumed through STS. The role's
  * temporary credentials come from the SDK's own provider, whose client caches them and assumes the
  * role again only shortly before they expire; the base identity that assumes it is the server's
@@ -28,15 +43,16 @@ function credentialsFor(
   if (!auth.role) throw new Error('AWSAuth has neither role nor creds');
   return fromTemporaryCredentials({
     params: { RoleArn: auth.role.role_arn, RoleSessionName: sessionName, DurationSeconds: 3600 },
-    clientConfig: { region, ...(endpoints.awsEndpointUrl ? { endpoint: endpoints.awsEndpointUrl } : {}) },
+    clientConfig: {
+      region,
+      maxAttempts: 2,
+      requestHandler: httpHandler(endpoints),
+      ...(endpoints.awsEndpointUrl ? { endpoint: endpoints.awsEndpointUrl } : {}),
+    },
   });
 }
 
-/**
- * What every AWS target's client is built with. Retries are the dispatcher's, with its backoff.
- * HTTP/1.1 for every client: the Kinesis client defaults to HTTP/2 (for SubscribeToShard, which
- * delivery never uses), which a plain-HTTP endpoint such as a local emulator cannot speak.
- */
+/** What every AWS target's client is built with. Retries are the dispatcher's, with its backoff. */
 export function awsClientConfig(
   auth: StoredAwsAuth,
   arn: string,
@@ -48,10 +64,7 @@ export function awsClientConfig(
     region,
     credentials: credentialsFor(auth, region, endpoints, sessionName),
     maxAttempts: 1,
-    requestHandler: new NodeHttpHandler({
-      requestTimeout: endpoints.requestTimeoutMs,
-      connectionTimeout: 5000,
-    }),
+    requestHandler: httpHandler(endpoints),
     ...(endpoints.awsEndpointUrl ? { endpoint: endpoints.awsEndpointUrl } : {}),
   };
 }

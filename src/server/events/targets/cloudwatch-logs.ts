@@ -7,7 +7,13 @@ import {
 } from '@aws-sdk/client-cloudwatch-logs';
 import type { StoredTarget } from '../stored-target.js';
 import { awsClientConfig, parseArn } from './aws-client-config.js';
-import type { DeliveryTarget, OutboundRecord, RecordResult, TargetEndpoints } from './delivery-target.js';
+import {
+  byteLength,
+  type DeliveryTarget,
+  type OutboundRecord,
+  type RecordResult,
+  type TargetEndpoints,
+} from './delivery-target.js';
 
 type CloudWatchLogsTarget = NonNullable<StoredTarget['cloudwatch_logs']>;
 
@@ -51,15 +57,15 @@ export function cloudWatchLogsTarget(
   const logStreamName = `edgeward-${destinationId}`;
   let streamKnown = false;
 
-  const createStream = async () => {
+  const createStream = async (signal: AbortSignal) => {
     try {
-      await client.send(new CreateLogStreamCommand({ logGroupName, logStreamName }));
+      await client.send(new CreateLogStreamCommand({ logGroupName, logStreamName }), { abortSignal: signal });
     } catch (error) {
       if (!(error instanceof ResourceAlreadyExistsException)) throw error;
     }
     streamKnown = true;
   };
-  const put = (records: OutboundRecord[]) => {
+  const put = (records: OutboundRecord[], signal: AbortSignal) => {
     const timestamps = logEventTimestamps(records, Date.now());
     return client.send(
       new PutLogEventsCommand({
@@ -67,27 +73,25 @@ export function cloudWatchLogsTarget(
         logStreamName,
         logEvents: records.map((record, index) => ({ timestamp: timestamps[index], message: record.body })),
       }),
+      { abortSignal: signal },
     );
   };
 
   return {
     kind: 'cloudwatch_logs',
-    limits: {
-      maxRecords: 10_000,
-      maxRecordBytes: 256 * 1024 - 26,
-      maxBatchBytes: 1_048_576,
-      recordOverheadBytes: 26,
-    },
-    async send(records: OutboundRecord[]): Promise<RecordResult[]> {
-      if (!streamKnown) await createStream();
+    limits: { maxRecords: 10_000, maxRecordBytes: 256 * 1024, maxBatchBytes: 1_048_576 },
+    // CloudWatch Logs counts each message's UTF-8 bytes plus 26.
+    recordBytes: (record) => byteLength(record.body) + 26,
+    async send(records: OutboundRecord[], signal: AbortSignal): Promise<RecordResult[]> {
+      if (!streamKnown) await createStream(signal);
       let output: Awaited<ReturnType<typeof put>>;
       try {
-        output = await put(records);
+        output = await put(records, signal);
       } catch (error) {
         // The stream was deleted behind our back: make it again, once.
         if (!(error instanceof ResourceNotFoundException) || !/stream/i.test(error.message)) throw error;
-        await createStream();
-        output = await put(records);
+        await createStream(signal);
+        output = await put(records, signal);
       }
       const rejected = output.rejectedLogEventsInfo;
       return records.map((_, index): RecordResult => {

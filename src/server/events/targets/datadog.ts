@@ -3,7 +3,14 @@ import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { request } from 'undici';
 import type { StoredTarget } from '../stored-target.js';
-import type { DeliveryTarget, OutboundRecord, RecordResult, TargetEndpoints } from './delivery-target.js';
+import {
+  BatchTooLargeError,
+  byteLength,
+  type DeliveryTarget,
+  type OutboundRecord,
+  type RecordResult,
+  type TargetEndpoints,
+} from './delivery-target.js';
 
 type DatadogTarget = NonNullable<StoredTarget['datadog']>;
 
@@ -22,23 +29,20 @@ export function datadogIntakeUrl(site: string, override?: string): string {
 export function datadogTarget(target: DatadogTarget, endpoints: TargetEndpoints): DeliveryTarget {
   const url = `${datadogIntakeUrl(target.ddsite, endpoints.datadogUrl)}/api/v2/logs`;
   const host = hostname();
+  const logOf = (record: OutboundRecord) => ({
+    ddsource: 'edgeward',
+    ...(target.ddtags ? { ddtags: target.ddtags } : {}),
+    hostname: host,
+    service: target.service || 'edgeward',
+    message: record.body,
+  });
   return {
     kind: 'datadog',
-    limits: {
-      maxRecords: 1000,
-      maxRecordBytes: 1_000_000 - 512,
-      maxBatchBytes: 5_000_000,
-      recordOverheadBytes: 512,
-    },
-    async send(records: OutboundRecord[]): Promise<RecordResult[]> {
-      const logs = records.map((record) => ({
-        ddsource: 'edgeward',
-        ...(target.ddtags ? { ddtags: target.ddtags } : {}),
-        hostname: host,
-        service: target.service || 'edgeward',
-        message: record.body,
-      }));
-      const body = await gzipAsync(Buffer.from(JSON.stringify(logs), 'utf8'));
+    limits: { maxRecords: 1000, maxRecordBytes: 1_000_000, maxBatchBytes: 5_000_000 },
+    // The log as serialized in the payload (the envelope escaped inside `message`), and its comma.
+    recordBytes: (record) => byteLength(JSON.stringify(logOf(record))) + 1,
+    async send(records: OutboundRecord[], signal: AbortSignal): Promise<RecordResult[]> {
+      const body = await gzipAsync(Buffer.from(JSON.stringify(records.map(logOf)), 'utf8'));
       const response = await request(url, {
         method: 'POST',
         headers: {
@@ -48,6 +52,7 @@ export function datadogTarget(target: DatadogTarget, endpoints: TargetEndpoints)
           'user-agent': 'edgeward-event-dispatcher',
         },
         body,
+        signal,
         headersTimeout: endpoints.requestTimeoutMs,
         bodyTimeout: endpoints.requestTimeoutMs,
         ...(endpoints.datadogDispatcher ? { dispatcher: endpoints.datadogDispatcher } : {}),
@@ -55,8 +60,13 @@ export function datadogTarget(target: DatadogTarget, endpoints: TargetEndpoints)
       const text = (await response.body.text()).slice(0, 300);
       if (response.statusCode >= 200 && response.statusCode < 300)
         return records.map(() => ({ accepted: true }));
-      // The whole call failed: 403 (the API key), 413, 429, 5xx are all worth another try later.
-      throw new Error(`Datadog answered ${response.statusCode}${text ? `: ${text}` : ''}`);
+      const failure = `Datadog answered ${response.statusCode}${text ? `: ${text}` : ''}`;
+      if (response.statusCode === 413) throw new BatchTooLargeError(failure);
+      // 400: Datadog refuses the payload itself; only a single log can be blamed for that.
+      if (response.statusCode === 400 && records.length === 1)
+        return [{ accepted: false, permanent: true, error: failure }];
+      // 403 (the API key), 408, 429, 5xx, a 400 of several logs: worth another try later.
+      throw new Error(failure);
     },
     close: () => {},
   };

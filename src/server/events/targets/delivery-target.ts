@@ -17,26 +17,33 @@ export interface OutboundRecord {
  */
 export type RecordResult = { accepted: true } | { accepted: false; error: string; permanent?: boolean };
 
-/** The documented limits of one call of the target's API. */
+/** The documented limits of one call of the target's API, counted by `DeliveryTarget.recordBytes`. */
 export interface TargetLimits {
   maxRecords: number;
-  /** A record whose body is larger can never be accepted: it is undeliverable. */
+  /** A record that costs more can never be accepted: it is undeliverable. */
   maxRecordBytes: number;
-  /** The sum over a call of each record's body and `recordOverheadBytes`. */
+  /** The sum over a call of what its records cost. */
   maxBatchBytes: number;
-  recordOverheadBytes: number;
 }
 
 /**
  * A destination's target, ready to send. `send` delivers the records in the given order in one
  * call and says per record whether the target took it; it throws when the call as a whole failed
- * (unreachable, refused credentials, throttled), and nothing is then assumed delivered.
+ * (unreachable, refused credentials, throttled, `signal` aborted at the deadline), and nothing is
+ * then assumed delivered.
  */
 export interface DeliveryTarget {
   readonly kind: string;
   readonly limits: TargetLimits;
-  send(records: OutboundRecord[]): Promise<RecordResult[]>;
+  /** What the record costs in a call, as the target counts it (its body as sent, with framing). */
+  recordBytes(record: OutboundRecord): number;
+  send(records: OutboundRecord[], signal: AbortSignal): Promise<RecordResult[]>;
   close(): void;
+}
+
+/** The target refused the call for its size (HTTP 413): the same records in smaller calls may pass. */
+export class BatchTooLargeError extends Error {
+  override name = 'BatchTooLargeError';
 }
 
 /** Where targets are reached: settings of the server, not of a destination. */

@@ -1,13 +1,20 @@
 import { FirehoseClient, PutRecordBatchCommand } from '@aws-sdk/client-firehose';
 import type { StoredTarget } from '../stored-target.js';
 import { awsClientConfig, parseArn } from './aws-client-config.js';
-import type { DeliveryTarget, OutboundRecord, RecordResult, TargetEndpoints } from './delivery-target.js';
+import {
+  byteLength,
+  type DeliveryTarget,
+  type OutboundRecord,
+  type RecordResult,
+  type TargetEndpoints,
+} from './delivery-target.js';
 
 type FirehoseTarget = NonNullable<StoredTarget['firehose']>;
 
 /**
  * Data Firehose, through PutRecordBatch: up to 500 records and 4 MiB a call, 1,000 KiB a record.
- * Each record ends with a newline, so what Firehose writes to its destination is NDJSON.
+ * Each record ends with a newline, so what Firehose writes to its destination is NDJSON. (The API
+ * names delivery streams only by name; the ARN's region picks the endpoint.)
  */
 export function firehoseTarget(
   target: FirehoseTarget,
@@ -20,18 +27,15 @@ export function firehoseTarget(
   const streamName = parseArn(target.delivery_stream_arn).resource.replace(/^deliverystream\//, '');
   return {
     kind: 'firehose',
-    limits: {
-      maxRecords: 500,
-      maxRecordBytes: 1000 * 1024 - 1,
-      maxBatchBytes: 4 * 1024 * 1024,
-      recordOverheadBytes: 1,
-    },
-    async send(records: OutboundRecord[]): Promise<RecordResult[]> {
+    limits: { maxRecords: 500, maxRecordBytes: 1000 * 1024, maxBatchBytes: 4 * 1024 * 1024 },
+    recordBytes: (record) => byteLength(record.body) + 1,
+    async send(records: OutboundRecord[], signal: AbortSignal): Promise<RecordResult[]> {
       const output = await client.send(
         new PutRecordBatchCommand({
           DeliveryStreamName: streamName,
           Records: records.map((record) => ({ Data: Buffer.from(`${record.body}\n`, 'utf8') })),
         }),
+        { abortSignal: signal },
       );
       const results = output.RequestResponses ?? [];
       return records.map((_, index) => {

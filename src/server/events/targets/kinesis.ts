@@ -1,14 +1,20 @@
 import { KinesisClient, PutRecordsCommand } from '@aws-sdk/client-kinesis';
 import type { StoredTarget } from '../stored-target.js';
-import { awsClientConfig, parseArn } from './aws-client-config.js';
-import type { DeliveryTarget, OutboundRecord, RecordResult, TargetEndpoints } from './delivery-target.js';
+import { awsClientConfig } from './aws-client-config.js';
+import {
+  byteLength,
+  type DeliveryTarget,
+  type OutboundRecord,
+  type RecordResult,
+  type TargetEndpoints,
+} from './delivery-target.js';
 
 type KinesisTarget = NonNullable<StoredTarget['kinesis']>;
 
 /**
- * Kinesis Data Streams, through PutRecords: up to 500 records and 5 MiB a call, 1 MiB a record
- * (data and partition key). The partition key is the resource id, so the events of one resource
- * land on one shard, in order.
+ * Kinesis Data Streams, through PutRecords on the stream's ARN (so its account, not a same-named
+ * stream of the caller's): up to 500 records and 5 MiB a call, 1 MiB a record counting data and
+ * partition key. The partition key is the resource id, so one resource's events share a shard.
  */
 export function kinesisTarget(
   target: KinesisTarget,
@@ -16,24 +22,20 @@ export function kinesisTarget(
   sessionName: string,
 ): DeliveryTarget {
   const client = new KinesisClient(awsClientConfig(target.auth, target.stream_arn, endpoints, sessionName));
-  const streamName = parseArn(target.stream_arn).resource.replace(/^stream\//, '');
   return {
     kind: 'kinesis',
-    limits: {
-      maxRecords: 500,
-      maxRecordBytes: 1024 * 1024 - 256,
-      maxBatchBytes: 5 * 1024 * 1024,
-      recordOverheadBytes: 256,
-    },
-    async send(records: OutboundRecord[]): Promise<RecordResult[]> {
+    limits: { maxRecords: 500, maxRecordBytes: 1024 * 1024, maxBatchBytes: 5 * 1024 * 1024 },
+    recordBytes: (record) => byteLength(record.body) + byteLength(record.partitionKey),
+    async send(records: OutboundRecord[], signal: AbortSignal): Promise<RecordResult[]> {
       const output = await client.send(
         new PutRecordsCommand({
-          StreamName: streamName,
+          StreamARN: target.stream_arn,
           Records: records.map((record) => ({
             Data: Buffer.from(record.body, 'utf8'),
             PartitionKey: record.partitionKey,
           })),
         }),
+        { abortSignal: signal },
       );
       const results = output.Records ?? [];
       return records.map((_, index) => {

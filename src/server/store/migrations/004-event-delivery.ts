@@ -17,7 +17,17 @@ export const eventDelivery: Migration = {
     await db.schema.dropIndex('events_undelivered').execute();
     await db.schema.alterTable('events').dropColumn('delivered_at').execute();
     await db.schema.alterTable('events').addColumn('routed_at', 'text').execute();
-    await db.schema.createIndex('events_routing').on('events').columns(['routed_at', 'id']).execute();
+    // Events recorded before delivery existed were never promised to anyone: they are not sent.
+    await db.updateTable('events').set({ routed_at: new Date().toISOString() }).execute();
+    if (postgres) {
+      // Routing order on PostgreSQL: drawn from the database when the event is inserted, after the
+      // change's row locks are held, so two changes of one resource through two replicas keep
+      // their order whatever the replicas' clocks say. (SQLite routes by rowid: one process.)
+      await db.schema.alterTable('events').addColumn('seq', 'bigserial').execute();
+      await db.schema.createIndex('events_routing').on('events').columns(['routed_at', 'seq']).execute();
+    } else {
+      await db.schema.createIndex('events_routing').on('events').columns(['routed_at']).execute();
+    }
 
     await db.schema
       .createTable('event_deliveries')
@@ -62,6 +72,8 @@ export const eventDelivery: Migration = {
       .addColumn('delivered_total', 'integer', (c) => c.notNull().defaultTo(0))
       .addColumn('lease_owner', 'text')
       .addColumn('lease_expires_at', 'text')
+      // When it last got a turn: turns go round, so no destination waits behind busier ones.
+      .addColumn('last_turn_at', 'text')
       .execute();
   },
 };
