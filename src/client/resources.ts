@@ -20,6 +20,7 @@ import type {
   TlsTerminationModule,
   tlsTerminationModuleInput,
 } from '../schemas/edge-modules.js';
+import type { EventDeliveryStatus, EventDestinationTestResult } from '../schemas/event-delivery.js';
 import type {
   EventDestination,
   EventDestinationCreate,
@@ -236,6 +237,19 @@ export class EventDestinations extends Collection<
 > {
   constructor(transport: Transport) {
     super(transport, '/event_destinations', 'event_destinations');
+  }
+
+  /** How delivery goes: state, backlog, last success, last error, next retry. */
+  deliveryStatus(id: string): Promise<EventDeliveryStatus> {
+    return this.transport.send('GET', `${this.itemPath(id)}/delivery_status`);
+  }
+
+  /**
+   * Sends one verification event to the destination's target now. A target that refuses it is an
+   * answer (`delivered: false`, `error`), not a thrown error. Not retried: each call sends one event.
+   */
+  sendTestEvent(id: string): Promise<EventDestinationTestResult> {
+    return this.transport.send('POST', `${this.itemPath(id)}/test_event`, { body: {} });
   }
 }
 

@@ -74,6 +74,19 @@ describe('EdgewardClient against a real server', () => {
       target: { datadog: { api_key: 'dd-secret', ddsite: 'datadoghq.eu' } },
     });
     expect(destination.target.datadog?.api_key).toBeNull();
+    // This server delivers nothing: the status is idle, and a test event is refused with the reason.
+    expect(await client.eventDestinations.deliveryStatus(destination.id)).toMatchObject({
+      destination_id: destination.id,
+      state: 'idle',
+      backlog: 0,
+      last_error: null,
+    });
+    const testEvent = await client.eventDestinations.sendTestEvent(destination.id);
+    expect(testEvent).toMatchObject({
+      delivered: false,
+      event: { event_type: 'event_destination_test.v0' },
+    });
+    expect(testEvent.error).toContain('event delivery is turned off');
     const subscription = await client.eventSubscriptions.create({
       sources: [{ type: 'ip_policy_created.v0' }],
       destination_ids: [destination.id],

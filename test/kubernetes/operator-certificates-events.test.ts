@@ -2,14 +2,16 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretBox } from '../../src/server/crypto/secret-box.js';
 import { loadSecretKey } from '../../src/server/crypto/secret-key-file.js';
+import { DatadogReceiver } from '../support/datadog-receiver.js';
 import { OpensslWorkspace, opensslView } from '../support/openssl.js';
-import { condition, OperatorHarness } from '../support/operator-harness.js';
+import { type Cr, condition, OperatorHarness } from '../support/operator-harness.js';
 import { idPattern, type TestServer } from '../support/server.js';
 
 /**
  * The operator end to end for what reads Secrets the user provides: TLSCertificate (its private
  * key, sent once) and EventDestination (a Datadog API key, sent again when the Secret changes),
- * plus EventSubscription naming destinations by reference.
+ * plus EventSubscription naming destinations by reference, and the Delivering condition that
+ * tells how delivery to a destination goes.
  */
 
 const h = new OperatorHarness('certs-events');
@@ -17,14 +19,27 @@ const { apply, yamlOf, kubectl, waitFor, waitGone, expectNoDrift, eventually, ge
 const { namespace, suffix } = h;
 let t: TestServer;
 const workspace = new OpensslWorkspace();
+/** The API key of the destination the Delivering test watches; the intake refuses any other. */
+const DELIVERY_KEY = 'dd-key-deliveries';
+let receiver: DatadogReceiver;
 
 beforeAll(async () => {
-  await h.start();
+  receiver = await new DatadogReceiver([DELIVERY_KEY]).start();
+  await h.start({
+    // AWS too points at the local intake: no test here may reach a real AWS endpoint.
+    eventDelivery: {
+      datadogUrl: receiver.url,
+      awsEndpointUrl: receiver.url,
+      pollIntervalMs: 100,
+      backoff: { initialMs: 100, maxMs: 1000 },
+    },
+  });
   t = h.t;
 });
 
 afterAll(async () => {
   await h.stop();
+  await receiver?.stop();
   workspace.cleanup();
 });
 
@@ -210,6 +225,67 @@ describe('edgeward operator: certificates and events', () => {
     await waitGone('eventsubscriptions', 'audit');
     expect((await t.api('GET', `/event_subscriptions/${id}`)).status).toBe(404);
     expect(await getCr('eventdestinations', 'audit-sink')).toBeDefined();
+  });
+
+  it("says in Delivering how delivery goes: failing with the intake's error, then delivering again", async () => {
+    receiver.mode = 'down';
+    await kubectl([
+      'create',
+      'secret',
+      'generic',
+      '-n',
+      namespace,
+      'deliveries-key',
+      `--from-literal=api-key=${DELIVERY_KEY}`,
+    ]);
+    // The shortest resync an object may ask for: the operator re-reads delivery on its own.
+    // (A failing destination is also re-read after a minute; the resync comes first here.)
+    await apply(
+      yamlOf(
+        'EventDestination',
+        'deliveries',
+        { target: { datadog: { apiKeySecretRef: { name: 'deliveries-key', key: 'api-key' } } } },
+        { 'edgeward.dev/resync-period': '10s' },
+      ),
+      yamlOf('EventSubscription', 'deliveries', {
+        sources: [{ type: 'ip_policy_created.v0' }],
+        destinationRefs: [{ name: 'deliveries' }],
+      }),
+    );
+    const created = await waitFor('eventdestinations', 'deliveries');
+    expect(condition(created, 'Delivering')).toMatchObject({ status: 'Unknown', reason: 'NoEventsYet' });
+    await waitFor('eventsubscriptions', 'deliveries');
+
+    const policy = await t.api('POST', '/ip_policies', { description: 'an event to deliver' });
+    expect(policy.status, policy.text).toBe(201);
+    const delivering = (status: string, reason: string) =>
+      eventually(`eventdestinations/deliveries Delivering=${status} ${reason}`, async () => {
+        const cr = await getCr('eventdestinations', 'deliveries');
+        const found = condition(cr, 'Delivering');
+        return found?.status === status && found.reason === reason ? (cr as Cr) : undefined;
+      });
+    const id = created.status?.id as string;
+    await eventually('the server to see delivery fail', async () => {
+      const status = await t.api<{ state: string }>('GET', `/event_destinations/${id}/delivery_status`);
+      return status.body.state === 'failing' ? true : undefined;
+    });
+    // Spares the test a resync period: a label change reconciles at once (recovery below waits for one).
+    await kubectl(['label', '-n', namespace, 'eventdestinations.edgeward.dev', 'deliveries', 'look=now']);
+    const failing = await delivering('False', 'DeliveryFailing');
+    expect(condition(failing, 'Delivering')?.message).toContain('Datadog answered 503');
+    // Ready is about the spec: a target that refuses events does not make the destination unready.
+    expect(condition(failing, 'Ready')?.status).toBe('True');
+
+    receiver.mode = 'up';
+    const recovered = await delivering('True', 'Delivering');
+    expect(condition(recovered, 'Ready')?.status).toBe('True');
+    const delivered = receiver.envelopesFor(DELIVERY_KEY);
+    expect(delivered.map((envelope) => [envelope.event_type, envelope.object.id])).toEqual([
+      ['ip_policy_created.v0', policy.body.id],
+    ]);
+    expect(receiver.violations).toEqual([]);
+    // Delivery that keeps going (counts and times move on) writes no status.
+    await expectNoDrift('eventdestinations', 'EventDestination', 'deliveries');
   });
 
   it('registers an AgentIngress and shows the NS records and regional domains to set up', async () => {

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { expect, inject } from 'vitest';
 import { freePort } from '../../src/dev-cluster/free-port.js';
+import type { EventDeliveryOptions } from '../../src/server/events/dispatcher.js';
 import { tool } from './kubectl.js';
 import { ADMIN_KEY, startTestServer, type TestServer } from './server.js';
 
@@ -86,13 +87,18 @@ export class OperatorHarness {
   /**
    * CRDs, namespace, server, operator. Call from `beforeAll`. `operatorArgs` runs once the server
    * is up and returns more flags for the operator (and every restart of it): e.g. `--edge-addr` of
-   * an edge fed by that server.
+   * an edge fed by that server. `eventDelivery` turns on the server's event delivery (off by default).
    */
-  async start(options: { operatorArgs?: (server: TestServer) => Promise<string[]> } = {}): Promise<void> {
+  async start(
+    options: {
+      operatorArgs?: (server: TestServer) => Promise<string[]>;
+      eventDelivery?: EventDeliveryOptions;
+    } = {},
+  ): Promise<void> {
     await this.kubectl(['apply', '-f', CRDS_DIR]);
     await this.kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', CRDS_DIR]);
     await this.kubectl(['create', 'namespace', this.namespace]);
-    this.#server = await startTestServer();
+    this.#server = await startTestServer({ eventDelivery: options.eventDelivery });
     this.#metricsPort = await freePort();
     this.#operatorArgs = (await options.operatorArgs?.(this.#server)) ?? [];
     this.startOperator();

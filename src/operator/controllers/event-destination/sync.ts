@@ -12,6 +12,7 @@ import {
   type SecretValues,
   secretsChanged,
 } from '../shared/secret-values.js';
+import { deliveryConditions } from './delivering.js';
 import { targetInput, targetReadForm, targetSecretRequests } from './targets.js';
 
 export type EventDestinationObject = ManagedObject & {
@@ -29,7 +30,8 @@ function desiredFields(object: EventDestinationObject) {
 /**
  * EventDestination -> `/event_destinations`. Its secrets (AWS secret access key, Datadog API key)
  * come from Secrets; the server never shows them again, so the target is compared without them
- * and sent again whole when it differs or when a Secret it uses has a new resourceVersion.
+ * and sent again whole when it differs or when a Secret it uses has a new resourceVersion. How
+ * delivery goes is the Delivering condition (delivering.ts).
  */
 export function eventDestinationSync(
   api: EdgewardClient,
@@ -55,5 +57,6 @@ export function eventDestinationSync(
     },
     delete: (id) => api.eventDestinations.delete(id),
     statusFields: (_object, _remote, values) => ({ secretVersions: values.versions }),
+    extraConditions: (_object, remote) => deliveryConditions(api, remote.id),
   };
 }

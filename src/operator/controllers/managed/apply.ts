@@ -1,5 +1,5 @@
 import { ConditionType, getCondition } from '../../runtime/conditions.js';
-import type { ReconcileContext } from '../../runtime/manager.js';
+import type { ReconcileContext, ReconcileOutcome } from '../../runtime/manager.js';
 import { announce } from './announce.js';
 import { deleteRemoteResource } from './delete.js';
 import type { ManagedController } from './managed-controller.js';
@@ -20,14 +20,15 @@ export interface Desired<T extends ManagedObject, R> {
 /**
  * Brings the server to the spec from what `observeRemote` saw: creates what is not there,
  * replaces what the sync says must be replaced (never an adopted resource), else updates only
- * what differs. Each change is announced, and Ready written for the resulting resource.
+ * what differs. Each change is announced, and Ready written for the resulting resource (the
+ * outcome: a requeue the sync's extra conditions asked for).
  */
 export async function applyDesired<T extends ManagedObject, R, Remote extends RemoteResource>(
   controller: ManagedController<T, R, Remote>,
   context: ReconcileContext,
   desired: Desired<T, R>,
   observed: Observation<Remote>,
-): Promise<void> {
+): Promise<ReconcileOutcome | undefined> {
   const { remote, adoptId } = observed;
   if (!remote) return createRemote(controller, context, desired, observed.statusId);
   const replaceBecause = adoptId
@@ -42,7 +43,7 @@ async function createRemote<T extends ManagedObject, R, Remote extends RemoteRes
   context: ReconcileContext,
   { object, resolved, createKey }: Desired<T, R>,
   goneId: string | undefined,
-): Promise<void> {
+): Promise<ReconcileOutcome | undefined> {
   const { sync } = controller;
   // `<uid>-<generation>`: a retry (or a restart after a crash) before status.id is written
   // replays the first create instead of making a second resource. Recreating one deleted on the
@@ -59,7 +60,7 @@ async function createRemote<T extends ManagedObject, R, Remote extends RemoteRes
     throw new SyncProgressError({ id: created.id, uri: created.uri }, error);
   }
   await announce(controller.events, context, object, created.id, 'Created', `created ${created.id}`);
-  await writeReady(controller, object, resolved, created, 'Created');
+  return writeReady(controller, context, object, resolved, created, 'Created');
 }
 
 /**
@@ -72,7 +73,7 @@ async function replaceRemote<T extends ManagedObject, R, Remote extends RemoteRe
   { object, resolved, createKey }: Desired<T, R>,
   remote: Remote,
   because: string,
-): Promise<void> {
+): Promise<ReconcileOutcome | undefined> {
   const { sync } = controller;
   const replacement = await sync.create(object, resolved, {
     idempotencyKey: `${createKey}-replaces-${remote.id}`,
@@ -88,7 +89,7 @@ async function replaceRemote<T extends ManagedObject, R, Remote extends RemoteRe
     `${because}: replaced ${remote.id} with ${replacement.id}`,
     'warning',
   );
-  await writeReady(controller, object, resolved, replacement, 'Replaced');
+  return writeReady(controller, context, object, resolved, replacement, 'Replaced');
 }
 
 async function updateRemote<T extends ManagedObject, R, Remote extends RemoteResource>(
@@ -97,7 +98,7 @@ async function updateRemote<T extends ManagedObject, R, Remote extends RemoteRes
   { object, resolved }: Desired<T, R>,
   remote: Remote,
   adoptId: string | undefined,
-): Promise<void> {
+): Promise<ReconcileOutcome | undefined> {
   const { remote: updated, changed } = await controller.sync.update(object, resolved, remote);
   let reason: string;
   if (adoptId) {
@@ -109,7 +110,7 @@ async function updateRemote<T extends ManagedObject, R, Remote extends RemoteRes
   } else {
     reason = unchangedReadyReason(object);
   }
-  await writeReady(controller, object, resolved, updated, reason);
+  return writeReady(controller, context, object, resolved, updated, reason);
 }
 
 /**

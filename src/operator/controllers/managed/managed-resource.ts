@@ -1,5 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { Condition } from '../../runtime/conditions.js';
+import type { Condition, ConditionUpdate } from '../../runtime/conditions.js';
 import type { ReconcileContext } from '../../runtime/manager.js';
 
 /**
@@ -40,6 +40,14 @@ export type Resolution<R> =
   | { ready: true; value: R }
   | { ready: false; reason: string; message: string; retryAfterMs?: number };
 
+/** What `extraConditions` reports: conditions besides Ready and Synced, and when to look again. */
+export interface ExtraConditions {
+  /** Set with Ready in the same status write; a type not listed keeps what it had. */
+  conditions: ConditionUpdate[];
+  /** Reconcile again this soon, before the periodic resync (a state worth watching closely). */
+  requeueAfterMs?: number;
+}
+
 export interface ResourceSync<T extends ManagedObject, R, Remote extends RemoteResource> {
   /** Resolves references (other CRs, Secrets); not ready -> Ready=False, no API writes. */
   resolve(object: T, context: ReconcileContext): Promise<Resolution<R>>;
@@ -75,4 +83,11 @@ export interface ResourceSync<T extends ManagedObject, R, Remote extends RemoteR
   orphan?(object: T): Promise<void>;
   /** Kind-specific status fields derived from the server resource. */
   statusFields?(object: T, remote: Remote, resolved: R): Record<string, unknown>;
+  /**
+   * How the server resource is doing beyond matching the spec (e.g. an event destination's
+   * delivery), read after every successful apply. Ready stays about the spec; these conditions
+   * only inform. Their messages must be stable (no counts or times), so an unchanged state writes
+   * no status. A throw is logged and the conditions keep what they had: the reconcile succeeds.
+   */
+  extraConditions?(object: T, remote: Remote): Promise<ExtraConditions>;
 }

@@ -3,11 +3,11 @@ import { FakeInformer } from '../../../../test/support/fake/informer.js';
 import { FakeResourceClient } from '../../../../test/support/fake/resource-client.js';
 import { EdgewardApiError, EdgewardTransportError } from '../../../client/errors.js';
 import type { EventReporter } from '../../runtime/events.js';
-import { silentLogger } from '../../runtime/logger.js';
+import { createLogger, silentLogger } from '../../runtime/logger.js';
 import type { ReconcileContext } from '../../runtime/manager.js';
 import { StatusWriter } from '../../runtime/status-writer.js';
 import type { ManagedController } from './managed-controller.js';
-import type { ManagedObject, RemoteResource, ResourceSync } from './managed-resource.js';
+import type { ExtraConditions, ManagedObject, RemoteResource, ResourceSync } from './managed-resource.js';
 import { reconcileManaged } from './reconcile.js';
 import { SyncProgressError } from './sync-errors.js';
 
@@ -167,6 +167,13 @@ function harness(
     replaceBecause(reason: string | undefined) {
       replaceBecause = reason;
     },
+    /** Gives the sync extra conditions: `report` answers each read (throwing = the read failed). */
+    reportConditions(report: (remote: RemoteThing) => ExtraConditions) {
+      sync.extraConditions = async (_object, remote) => {
+        api.push(`GET ${remote.id}/health`);
+        return report(remote);
+      };
+    },
     /** Gives the sync something it keeps besides the resource, deleted by `deleteKept`. */
     keepSomething() {
       sync.deleteKept = async () => {
@@ -177,6 +184,11 @@ function harness(
 }
 
 const ready = (object: Thing) => object.status?.conditions?.find((c) => c.type === 'Ready');
+const healthy = (object: Thing) => object.status?.conditions?.find((c) => c.type === 'Healthy');
+const health = (status: 'True' | 'False', message: string, requeueAfterMs?: number): ExtraConditions => ({
+  conditions: [{ type: 'Healthy', status, reason: status === 'True' ? 'Fine' : 'Broken', message }],
+  ...(requeueAfterMs === undefined ? {} : { requeueAfterMs }),
+});
 
 describe('reconcileManaged', () => {
   it('adds the finalizer before the create, creates with <uid>-<generation>, and writes status once', async () => {
@@ -471,6 +483,74 @@ describe('reconcileManaged', () => {
     expect(h.api).toEqual(['POST key=uid-1-3', 'ORPHAN']);
     expect(h.server.size).toBe(1);
     expect(h.object.metadata?.finalizers).toEqual([]);
+  });
+
+  it('writes extra conditions with Ready in one status write, and again only when they change', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    let now = health('False', 'target answered 503', 60_000);
+    h.reportConditions(() => now);
+    expect(await h.reconcile()).toEqual({ requeueAfterMs: 60_000 });
+    expect(h.api).toEqual(['POST key=uid-1-3', 'GET thg_1/health']);
+    expect(h.kube).toEqual(['patch test,add', 'status']);
+    expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Created' });
+    expect(healthy(h.object)).toMatchObject({ status: 'False', reason: 'Broken', observedGeneration: 3 });
+    // Failing for a while: a transition would show as a new time.
+    const failingSince = '2020-01-01T00:00:00Z';
+    const conditions = h.object.status?.conditions?.map((c) =>
+      c.type === 'Healthy' ? { ...c, lastTransitionTime: failingSince } : c,
+    );
+    h.object = { ...h.object, status: { ...h.object.status, conditions } };
+
+    // The same state again: nothing to write, and the requeue still asked for.
+    h.kube.length = 0;
+    expect(await h.reconcile()).toEqual({ requeueAfterMs: 60_000 });
+    expect(h.kube).toEqual([]);
+
+    // A new message alone is written, yet is no transition.
+    now = health('False', 'target answered 502', 60_000);
+    await h.reconcile();
+    expect(h.kube).toEqual(['status']);
+    expect(healthy(h.object)).toMatchObject({
+      message: 'target answered 502',
+      lastTransitionTime: failingSince,
+    });
+
+    now = health('True', 'fine');
+    expect(await h.reconcile()).toBeUndefined();
+    expect(healthy(h.object)).toMatchObject({ status: 'True', reason: 'Fine' });
+    expect(healthy(h.object)?.lastTransitionTime).not.toBe(failingSince);
+    expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Created' });
+  });
+
+  it('keeps the previous extra conditions and Ready when reading them fails, and logs it', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    h.reportConditions(() => health('True', 'fine'));
+    await h.reconcile();
+    const before = h.object.status;
+    h.kube.length = 0;
+    h.reportConditions(() => {
+      throw apiError(503);
+    });
+    const lines: string[] = [];
+    const log = createLogger({ level: 'warn', destination: { write: (line: string) => lines.push(line) } });
+    await expect(h.reconcileWith({ ...context, log })).resolves.toBeUndefined();
+    expect(h.kube).toEqual([]);
+    expect(h.object.status).toEqual(before);
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({
+      id: 'thg_1',
+      msg: 'reading conditions failed: keeping the previous ones',
+      err: { message: expect.stringContaining('503') },
+    });
+  });
+
+  it('reads no extra conditions when the apply failed: they keep what they had', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    h.reportConditions(() => health('True', 'fine'));
+    h.failCreateWith(apiError(503));
+    await expect(h.reconcile()).rejects.toMatchObject({ statusCode: 503 });
+    expect(h.api).toEqual(['POST key=uid-1-3']);
+    expect(healthy(h.object)).toBeUndefined();
   });
 
   it('starts no server write and writes no status once aborted (leadership lost)', async () => {

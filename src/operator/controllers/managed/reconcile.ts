@@ -91,13 +91,12 @@ async function syncToServer<T extends ManagedObject, R, Remote extends RemoteRes
     // Aborted (leadership lost, shutdown timeout): start no server write another replica may make.
     context.signal.throwIfAborted();
     const { current, observed } = await observeFresh(controller, context, object);
-    await applyDesired(
+    return await applyDesired(
       controller,
       context,
       { object: current, resolved: resolution.value, createKey },
       observed,
     );
-    return undefined;
   } catch (error) {
     return failed(controller, context, object, error);
   }

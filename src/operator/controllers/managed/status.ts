@@ -1,4 +1,6 @@
-import { ConditionType, getCondition, setCondition } from '../../runtime/conditions.js';
+import { ConditionType, type ConditionUpdate, getCondition, setCondition } from '../../runtime/conditions.js';
+import type { ReconcileContext, ReconcileOutcome } from '../../runtime/manager.js';
+import { readExtraConditions } from './extra-conditions.js';
 import type { ManagedController } from './managed-controller.js';
 import type { ManagedObject, ManagedStatus, RemoteResource } from './managed-resource.js';
 
@@ -10,6 +12,8 @@ export interface StatusUpdate {
   synced: ConditionFields;
   remote?: RemoteResource;
   fields?: Record<string, unknown>;
+  /** Conditions besides Ready and Synced (the sync's `extraConditions`); others keep what they had. */
+  conditions?: ConditionUpdate[];
   /** Paused: only Synced speaks for this generation; Ready and observedGeneration stay as they were. */
   paused?: boolean;
 }
@@ -35,6 +39,9 @@ export async function writeStatus<T extends ManagedObject, R, Remote extends Rem
       { type: ConditionType.Synced, ...update.synced },
       { observedGeneration: worked },
     );
+    for (const extra of update.conditions ?? []) {
+      conditions = setCondition(conditions, extra, { observedGeneration: worked });
+    }
     const observedGeneration = update.paused ? current.status?.observedGeneration : worked;
     const status: ManagedStatus = { ...current.status, ...update.fields, observedGeneration, conditions };
     if (observedGeneration === undefined) delete status.observedGeneration;
@@ -46,21 +53,28 @@ export async function writeStatus<T extends ManagedObject, R, Remote extends Rem
   });
 }
 
-/** Ready and Synced True for `remote`, with the sync's own status fields. */
+/**
+ * Ready and Synced True for `remote`, with the sync's own status fields and extra conditions; the
+ * outcome carries the extra conditions' requeue, if they asked for one.
+ */
 export async function writeReady<T extends ManagedObject, R, Remote extends RemoteResource>(
   controller: ManagedController<T, R, Remote>,
+  context: ReconcileContext,
   object: T,
   resolved: R,
   remote: Remote,
   reason: string,
-): Promise<void> {
+): Promise<ReconcileOutcome | undefined> {
+  const extra = await readExtraConditions(controller, context, object, remote);
   const message = `${remote.id} matches the spec`;
   await writeStatus(controller, object, {
     ready: { status: 'True', reason, message },
     synced: { status: 'True', reason: 'Synced', message },
     remote,
     fields: controller.sync.statusFields?.(object, remote, resolved),
+    conditions: extra.conditions,
   });
+  return extra.requeueAfterMs === undefined ? undefined : { requeueAfterMs: extra.requeueAfterMs };
 }
 
 /** A condition as it stands, to write back unchanged (Pending when there is none yet). */
