@@ -39,6 +39,8 @@ export interface EventDeliveryOptions {
   /** Datadog's logs intake at this base URL (`--datadog-url`). */
   datadogUrl?: string | undefined;
   datadogDispatcher?: TargetEndpoints['datadogDispatcher'];
+  /** Builds a destination's sender (tests put a fake here; default: the real target of its kind). */
+  targetFactory?: typeof deliveryTargetFor;
   /**
    * A send to a target that takes longer (every call it makes, STS included) is aborted, fails and
    * is retried (default 20 s).
@@ -84,8 +86,9 @@ export class EventDispatcher {
   readonly metrics: DeliveryMetrics;
   readonly #endpoints: TargetEndpoints;
   readonly #options: Required<
-    Omit<EventDeliveryOptions, 'awsEndpointUrl' | 'datadogUrl' | 'datadogDispatcher'>
+    Omit<EventDeliveryOptions, 'awsEndpointUrl' | 'datadogUrl' | 'datadogDispatcher' | 'targetFactory'>
   >;
+  readonly #targetFactory: typeof deliveryTargetFor;
   /** One sender per destination, rebuilt when its sealed target changes; only its turn uses it. */
   readonly #targets = new Map<string, { sealed: string; target: DeliveryTarget }>();
   /** Delivery turns in progress, by destination. */
@@ -120,6 +123,7 @@ export class EventDispatcher {
         `event delivery: the lease (${this.#options.leaseMs} ms) must be at least twice the send timeout (${this.#options.requestTimeoutMs} ms)`,
       );
     }
+    this.#targetFactory = options.targetFactory ?? deliveryTargetFor;
     this.#endpoints = {
       awsEndpointUrl: options.awsEndpointUrl,
       datadogUrl: options.datadogUrl,
@@ -262,7 +266,7 @@ export class EventDispatcher {
   }
 
   #newTarget(destination: { id: string; target_sealed: string }): DeliveryTarget {
-    return deliveryTargetFor(
+    return this.#targetFactory(
       openTarget(this.secretBox, destination.id, destination.target_sealed),
       this.#endpoints,
       destination.id,
