@@ -201,10 +201,11 @@ describe('event delivery to Datadog', () => {
     expect(event.event_type).toBe('event_destination_test.v0');
     const arrived = receiver.envelopesFor(KEYS.test).slice(before);
     expect(arrived).toEqual([event]);
-    expect((arrived[0]?.object as { id: string }).id).toBe(accepted);
-    expect(
-      (arrived[0]?.object as { target: { datadog: { api_key: unknown } } }).target.datadog.api_key,
-    ).toBeNull();
+    const object = arrived[0]?.object as
+      | { id: string; target: { datadog: { api_key: unknown } } }
+      | undefined;
+    expect(object?.id).toBe(accepted);
+    expect(object?.target.datadog.api_key).toBeNull();
     // Not an account event: nothing queued, nothing counted as delivered.
     expect(await deliveryStatus(accepted)).toMatchObject({ backlog: 0, delivered: 0, state: 'idle' });
     for (const entry of receiver.received) {

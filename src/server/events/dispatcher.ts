@@ -66,6 +66,8 @@ const ROUTE_BATCH = 200;
 /** A destination keeps its lease for this long at most before others get a turn. */
 const TURN_MS = 2000;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
+/** How long a committed change waits for others before the dispatcher routes it. */
+const COALESCE_MS = 20;
 /** The first prune comes this long after start (plus jitter), so short-lived processes prune too. */
 const FIRST_PRUNE_MS = 60 * 1000;
 
@@ -98,7 +100,17 @@ export class EventDispatcher {
   #stopped = false;
   #wake: (() => void) | undefined;
   #pruneTimers: NodeJS.Timeout[] = [];
-  readonly #onChange = () => this.#wake?.();
+  #coalescing: NodeJS.Timeout | undefined;
+  /**
+   * A committed change wakes the loop a moment later, not at once: the commits of that moment are
+   * then routed in one round and sent in one call, instead of a round and a call each.
+   */
+  readonly #onChange = () => {
+    this.#coalescing ??= setTimeout(() => {
+      this.#coalescing = undefined;
+      this.#wake?.();
+    }, COALESCE_MS);
+  };
 
   constructor(
     private readonly db: Db,
@@ -153,6 +165,7 @@ export class EventDispatcher {
     this.#stopped = true;
     this.changes.off('changed', this.#onChange);
     for (const timer of this.#pruneTimers) clearTimeout(timer);
+    clearTimeout(this.#coalescing);
     this.#wake?.();
     await this.#running;
     await this.#pruning;
@@ -246,12 +259,12 @@ export class EventDispatcher {
   /**
    * One round: route what was committed, and start turns for destinations that have work, up to
    * the concurrency, without waiting for them: routing goes on while they send, and a turn picks
-   * up what was routed meanwhile. True when it did anything (the next round comes at once).
+   * up what was routed meanwhile.
    */
   async #round(): Promise<boolean> {
     const routed = await routeEvents(this.db, ROUTE_BATCH);
     const free = this.#options.concurrency - this.#active.size;
-    if (free <= 0) return routed > 0;
+    if (free <= 0) return routed === ROUTE_BATCH;
     const now = await databaseNow(this.db);
     const active = new Set(this.#active.keys());
     const leased = await leaseDueDestinations(this.db, this.owner, this.#options.leaseMs, free, now, active);
@@ -262,7 +275,10 @@ export class EventDispatcher {
       });
       this.#active.set(destinationId, turn);
     }
-    return routed > 0 || leased.length > 0;
+    // What was routed here has been offered to the turns already; come back at once only if more
+    // waits to be routed or a turn started (there may be more to lease). Otherwise the next commit
+    // (coalesced), the end of a turn or the poll interval wakes the loop.
+    return routed === ROUTE_BATCH || leased.length > 0;
   }
 
   #newTarget(destination: { id: string; target_sealed: string }): DeliveryTarget {
