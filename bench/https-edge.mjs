@@ -53,19 +53,19 @@ import {
 } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import {
   apiClient,
-  CLOCK_TICKS,
   env,
   exitWithParent,
+  freePort,
   machineBusySeconds,
   sleep,
   startCli as startKitCli,
+  treeCpuSeconds,
   waitListening,
 } from './tools/kit.mjs';
 
@@ -838,47 +838,6 @@ function printHotspots(title, profileDir) {
     console.log('  self time by place:');
     console.table(table(byPlace, 8, 'place'));
   }
-}
-
-async function freePort() {
-  const probeServer = net.createServer();
-  await new Promise((resolve) => probeServer.listen(0, '127.0.0.1', resolve));
-  const { port } = probeServer.address();
-  await new Promise((resolve) => probeServer.close(resolve));
-  return port;
-}
-
-/**
- * CPU seconds (user + system, including reaped children) used so far by the processes `roots` and
- * all their descendants; undefined without /proc or without roots.
- */
-function treeCpuSeconds(roots) {
-  if (!roots?.length || !existsSync('/proc/self/stat')) return undefined;
-  const procs = new Map();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-    } catch {
-      continue; // gone meanwhile
-    }
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-    procs.set(Number(name), { ppid: Number(fields[1]), ticks });
-  }
-  const wantedPids = new Set(roots.filter((pid) => procs.has(pid)));
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const [pid, { ppid }] of procs)
-      if (!wantedPids.has(pid) && wantedPids.has(ppid)) {
-        wantedPids.add(pid);
-        grew = true;
-      }
-  }
-  let ticks = 0;
-  for (const pid of wantedPids) ticks += procs.get(pid).ticks;
-  return ticks / CLOCK_TICKS;
 }
 
 /** A CA and a certificate for HOST and MODULES_HOST (EC P-256), for the services, the HTTPS edge and rathole's tls transport. */

@@ -43,15 +43,7 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { cpus, loadavg, tmpdir, userInfo } from 'node:os';
@@ -59,12 +51,13 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   apiClient,
-  CLOCK_TICKS,
   env,
   exitWithParent,
+  freePort,
   machineBusySeconds,
   sleep,
   startCli as startKitCli,
+  treeCpuSeconds,
   waitListening,
 } from './tools/kit.mjs';
 
@@ -705,14 +698,6 @@ function fmtRate(result) {
     : `${result.rate} MiB/s (${result.seconds} s)`;
 }
 
-async function freePort() {
-  const probe = net.createServer();
-  await new Promise((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
 /**
  * A reserved address (`us.tcp.edgeward.dev:PORT`, the port drawn at random by the API) whose port
  * nothing on this machine holds, so the edge can listen on it; `{ addr, port }`.
@@ -734,41 +719,6 @@ function portFree(port) {
     probe.once('error', () => resolve(false));
     probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
   });
-}
-
-/**
- * CPU seconds (user + system, including reaped children) used so far by the processes `roots` and
- * all their descendants (sshd forks per session, the guards run the edgeward CLI); undefined without
- * /proc or without roots.
- */
-function treeCpuSeconds(roots) {
-  if (!roots?.length || !existsSync('/proc/self/stat')) return undefined;
-  const procs = new Map();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let stat;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-    } catch {
-      continue; // gone meanwhile
-    }
-    // Field 2 (comm) is in parentheses and may hold spaces; fields 3… follow the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-    procs.set(Number(name), { ppid: Number(fields[1]), ticks });
-  }
-  const wanted = new Set(roots.filter((pid) => procs.has(pid)));
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const [pid, { ppid }] of procs)
-      if (!wanted.has(pid) && wanted.has(ppid)) {
-        wanted.add(pid);
-        grew = true;
-      }
-  }
-  let ticks = 0;
-  for (const pid of wanted) ticks += procs.get(pid).ticks;
-  return ticks / CLOCK_TICKS;
 }
 
 /** One bulk connection: 'U' pushes `bytes` and waits for the sink's ack; 'D' reads `bytes`. */

@@ -1,6 +1,6 @@
-/** Helpers both benchmarks use: child-process hygiene, the API as the admin, CPU accounting. */
+/** Helpers the benchmarks share: child-process hygiene, free ports, the API as the admin, CPU accounting. */
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 
@@ -138,4 +138,47 @@ export function startCli(bench, args, extraEnv = {}, nodeArgs = []) {
       check();
     });
   return { child, name: args[0], logLine, output: () => output, lines };
+}
+
+/** A free loopback port (the OS picks it; free again once this returns). */
+export async function freePort() {
+  const probe = net.createServer();
+  await new Promise((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address();
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/**
+ * CPU seconds (user + system, including reaped children) used so far by the processes `roots` and
+ * all their descendants (forked sessions, guarded CLIs); undefined without /proc or without roots.
+ */
+export function treeCpuSeconds(roots) {
+  if (!roots?.length || !existsSync('/proc/self/stat')) return undefined;
+  const procs = new Map();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // Field 2 (comm) is in parentheses and may hold spaces; fields 3… follow the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    procs.set(Number(name), { ppid: Number(fields[1]), ticks });
+  }
+  const wanted = new Set(roots.filter((pid) => procs.has(pid)));
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, { ppid }] of procs)
+      if (!wanted.has(pid) && wanted.has(ppid)) {
+        wanted.add(pid);
+        grew = true;
+      }
+  }
+  let ticks = 0;
+  for (const pid of wanted) ticks += procs.get(pid).ticks;
+  return ticks / CLOCK_TICKS;
 }

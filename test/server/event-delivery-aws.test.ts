@@ -15,7 +15,8 @@ import {
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventDeliveryStatus, EventEnvelope } from '../../src/schemas/event-delivery.js';
+import type { EventEnvelope } from '../../src/schemas/event-delivery.js';
+import { createDestination, deliveryStatus, routedEventIds, subscribe } from '../support/event-delivery.js';
 import { eventually } from '../support/eventually.js';
 import {
   AWS_TEST_CREDENTIALS,
@@ -70,35 +71,6 @@ afterAll(async () => {
 
 const creds = { creds: { aws_access_key_id: STATIC_KEY_ID, aws_secret_access_key: 'static-secret-value' } };
 
-async function destination(target: Record<string, unknown>): Promise<string> {
-  const created = await t.api('POST', '/event_destinations', { target });
-  expect(created.status, created.text).toBe(201);
-  return created.body.id as string;
-}
-
-async function subscribe(types: string[], destinationIds: string[]): Promise<void> {
-  const created = await t.api('POST', '/event_subscriptions', {
-    sources: types.map((type) => ({ type })),
-    destination_ids: destinationIds,
-  });
-  expect(created.status, created.text).toBe(201);
-}
-
-async function deliveryStatus(destinationId: string): Promise<EventDeliveryStatus> {
-  return (await t.api<EventDeliveryStatus>('GET', `/event_destinations/${destinationId}/delivery_status`))
-    .body;
-}
-
-async function routedEventIds(destinationId: string): Promise<string[]> {
-  const rows = await t.server.app.edgeward.db
-    .selectFrom('event_deliveries')
-    .select('event_id')
-    .where('destination_id', '=', destinationId)
-    .orderBy('seq')
-    .execute();
-  return rows.map((row) => row.event_id);
-}
-
 async function createStream(kinesis: KinesisClient, name: string): Promise<string> {
   await kinesis.send(new CreateStreamCommand({ StreamName: name, ShardCount: 1 }));
   const described = await kinesis.send(new DescribeStreamCommand({ StreamName: name }));
@@ -127,8 +99,8 @@ describe.skipIf(MOTO_MISSING)(`event delivery to AWS (moto ${MOTO_MISSING ?? 'se
   it('puts Kinesis records signed with the given key, partitioned by resource, in commit order, after an outage', async () => {
     const kinesis = new KinesisClient(clientConfig());
     const streamArn = await createStream(kinesis, 'edgeward-audit');
-    const destinationId = await destination({ kinesis: { auth: creds, stream_arn: streamArn } });
-    await subscribe(['ip_policy_created.v0', 'ip_policy_updated.v0'], [destinationId]);
+    const destinationId = await createDestination(t, { kinesis: { auth: creds, stream_arn: streamArn } });
+    await subscribe(t, ['ip_policy_created.v0', 'ip_policy_updated.v0'], [destinationId]);
 
     proxy.down = true;
     const policies = [];
@@ -139,22 +111,22 @@ describe.skipIf(MOTO_MISSING)(`event delivery to AWS (moto ${MOTO_MISSING ?? 'se
       await t.api('PATCH', `/ip_policies/${policy.id}`, { description: 'changed' });
     }
     await eventually(
-      () => deliveryStatus(destinationId),
+      () => deliveryStatus(t, destinationId),
       (status) => status.state === 'failing' && status.backlog === 9,
       10_000,
     );
-    expect((await deliveryStatus(destinationId)).last_error?.message).toMatch(/503|Unavailable/);
+    expect((await deliveryStatus(t, destinationId)).last_error?.message).toMatch(/503|Unavailable/);
     const putsWhileDown = proxy.count('Kinesis_20131202.PutRecords');
     proxy.down = false;
 
     await eventually(
-      () => deliveryStatus(destinationId),
+      () => deliveryStatus(t, destinationId),
       (status) => status.backlog === 0 && status.delivered === 9,
       15_000,
     );
     const records = await streamRecords(kinesis, 'edgeward-audit');
     expect(records).toHaveLength(9);
-    expect(records.map((record) => record.envelope.event_id)).toEqual(await routedEventIds(destinationId));
+    expect(records.map((record) => record.envelope.event_id)).toEqual(await routedEventIds(t, destinationId));
     for (const record of records) expect(record.partitionKey).toBe(record.envelope.object.id);
     expect(records[0]?.envelope.object).toEqual(policies[0]);
     expect(new Set(records.map((record) => record.envelope.id)).size).toBe(9);
@@ -180,15 +152,15 @@ describe.skipIf(MOTO_MISSING)(`event delivery to AWS (moto ${MOTO_MISSING ?? 'se
       }),
     );
     const roleArn = `arn:aws:iam::${MOTO_ACCOUNT}:role/edgeward-events`;
-    const destinationId = await destination({
+    const destinationId = await createDestination(t, {
       firehose: { auth: { role: { role_arn: roleArn } }, delivery_stream_arn: created.DeliveryStreamARN },
     });
-    await subscribe(['bot_user_created.v0'], [destinationId]);
+    await subscribe(t, ['bot_user_created.v0'], [destinationId]);
     const assumedBefore = proxy.count('AssumeRole');
     for (let round = 0; round < 3; round++) {
       expect((await t.api('POST', '/bot_users', { name: `firehose-${round}` })).status).toBe(201);
       await eventually(
-        () => deliveryStatus(destinationId),
+        () => deliveryStatus(t, destinationId),
         (status) => status.delivered === round + 1,
         10_000,
       );
@@ -216,24 +188,24 @@ describe.skipIf(MOTO_MISSING)(`event delivery to AWS (moto ${MOTO_MISSING ?? 'se
     expect(envelopes.map((envelope) => envelope.event_type)).toEqual(Array(3).fill('bot_user_created.v0'));
     // One S3 object per batch, whose keys do not sort by time: compare the sets (order is proven above).
     expect(envelopes.map((envelope) => envelope.event_id).sort()).toEqual(
-      (await routedEventIds(destinationId)).sort(),
+      (await routedEventIds(t, destinationId)).sort(),
     );
   });
 
   it('writes CloudWatch Logs events into a stream it creates, in order, with the event times', async () => {
     const logs = new CloudWatchLogsClient(clientConfig());
     await logs.send(new CreateLogGroupCommand({ logGroupName: 'edgeward-audit' }));
-    const destinationId = await destination({
+    const destinationId = await createDestination(t, {
       cloudwatch_logs: {
         auth: creds,
         log_group_arn: `arn:aws:logs:${AWS_TEST_REGION}:${MOTO_ACCOUNT}:log-group:edgeward-audit:*`,
       },
     });
-    await subscribe(['credential_created.v0', 'credential_deleted.v0'], [destinationId]);
+    await subscribe(t, ['credential_created.v0', 'credential_deleted.v0'], [destinationId]);
     const credential = (await t.api('POST', '/credentials', { description: 'cwl' })).body;
     expect((await t.api('DELETE', `/credentials/${credential.id}`)).status).toBe(204);
     await eventually(
-      () => deliveryStatus(destinationId),
+      () => deliveryStatus(t, destinationId),
       (status) => status.delivered === 2,
       10_000,
     );
@@ -261,12 +233,12 @@ describe.skipIf(MOTO_MISSING)(`event delivery to AWS (moto ${MOTO_MISSING ?? 'se
   it('waits on a missing stream; a test event reports why, then succeeds once it exists, and the backlog follows', async () => {
     const kinesis = new KinesisClient(clientConfig());
     const streamArn = `arn:aws:kinesis:${AWS_TEST_REGION}:${MOTO_ACCOUNT}:stream/edgeward-later`;
-    const destinationId = await destination({ kinesis: { auth: creds, stream_arn: streamArn } });
-    await subscribe(['tls_certificate_deleted.v0', 'reserved_addr_deleted.v0'], [destinationId]);
+    const destinationId = await createDestination(t, { kinesis: { auth: creds, stream_arn: streamArn } });
+    await subscribe(t, ['tls_certificate_deleted.v0', 'reserved_addr_deleted.v0'], [destinationId]);
     const addr = (await t.api('POST', '/reserved_addrs', {})).body;
     expect((await t.api('DELETE', `/reserved_addrs/${addr.id}`)).status).toBe(204);
     const failing = await eventually(
-      () => deliveryStatus(destinationId),
+      () => deliveryStatus(t, destinationId),
       (status) => status.state === 'failing' && status.backlog === 1,
       10_000,
     );
@@ -279,7 +251,7 @@ describe.skipIf(MOTO_MISSING)(`event delivery to AWS (moto ${MOTO_MISSING ?? 'se
     const after = await t.api('POST', `/event_destinations/${destinationId}/test_event`);
     expect(after.body).toMatchObject({ delivered: true, error: null });
     await eventually(
-      () => deliveryStatus(destinationId),
+      () => deliveryStatus(t, destinationId),
       (status) => status.backlog === 0 && status.state === 'delivering',
       5000,
     );

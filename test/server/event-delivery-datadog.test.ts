@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventDeliveryStatus } from '../../src/schemas/event-delivery.js';
 import { DatadogReceiver } from '../support/datadog-receiver.js';
+import { createDestination, deliveryStatus, routedEventIds, subscribe } from '../support/event-delivery.js';
 import { eventually } from '../support/eventually.js';
 import { OpensslWorkspace } from '../support/openssl.js';
 import { RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
@@ -44,42 +44,8 @@ afterAll(async () => {
   ssl?.cleanup();
 });
 
-async function datadogDestination(apiKey: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const created = await t.api('POST', '/event_destinations', {
-    target: { datadog: { api_key: apiKey, ...extra } },
-  });
-  expect(created.status, created.text).toBe(201);
-  return created.body.id as string;
-}
-
-async function subscribe(types: string[], destinationIds: string[]): Promise<string> {
-  const created = await t.api('POST', '/event_subscriptions', {
-    sources: types.map((type) => ({ type })),
-    destination_ids: destinationIds,
-  });
-  expect(created.status, created.text).toBe(201);
-  return created.body.id as string;
-}
-
-async function deliveryStatus(destinationId: string): Promise<EventDeliveryStatus> {
-  const response = await t.api<EventDeliveryStatus>(
-    'GET',
-    `/event_destinations/${destinationId}/delivery_status`,
-  );
-  expect(response.status, response.text).toBe(200);
-  return response.body;
-}
-
-/** The destination's deliveries in routing order: the order it must receive them. */
-async function routedEventIds(destinationId: string): Promise<string[]> {
-  const rows = await t.server.app.edgeward.db
-    .selectFrom('event_deliveries')
-    .select('event_id')
-    .where('destination_id', '=', destinationId)
-    .orderBy('seq')
-    .execute();
-  return rows.map((row) => row.event_id);
-}
+const datadogDestination = (apiKey: string, extra: Record<string, unknown> = {}) =>
+  createDestination(t, { datadog: { api_key: apiKey, ...extra } });
 
 describe('event delivery to Datadog', () => {
   it('holds events while the intake is down, then delivers each once, in commit order, batched', async () => {
@@ -89,6 +55,7 @@ describe('event delivery to Datadog', () => {
       ddsite: 'datadoghq.eu',
     });
     await subscribe(
+      t,
       ['ip_policy_created.v0', 'ip_policy_updated.v0', 'ip_policy_deleted.v0'],
       [destinationId],
     );
@@ -110,7 +77,7 @@ describe('event delivery to Datadog', () => {
     await t.api('POST', '/credentials', { description: 'not subscribed' });
 
     const failing = await eventually(
-      () => deliveryStatus(destinationId),
+      () => deliveryStatus(t, destinationId),
       (status) => status.state === 'failing' && status.backlog === 40,
       10_000,
     );
@@ -124,7 +91,7 @@ describe('event delivery to Datadog', () => {
 
     receiver.mode = 'up';
     const delivered = await eventually(
-      () => deliveryStatus(destinationId),
+      () => deliveryStatus(t, destinationId),
       (status) => status.backlog === 0 && status.delivered === 40,
       15_000,
     );
@@ -140,7 +107,7 @@ describe('event delivery to Datadog', () => {
     const envelopes = receiver.envelopesFor(KEYS.order);
     expect(envelopes).toHaveLength(40);
     expect(new Set(envelopes.map((envelope) => envelope.id)).size).toBe(40);
-    expect(envelopes.map((envelope) => envelope.event_id)).toEqual(await routedEventIds(destinationId));
+    expect(envelopes.map((envelope) => envelope.event_id)).toEqual(await routedEventIds(t, destinationId));
     // The waiting events went out together, not one call each.
     const batches = receiver.batches.filter((batch) => batch.apiKey === KEYS.order);
     expect(batches.reduce((sum, batch) => sum + batch.size, 0)).toBe(40);
@@ -207,7 +174,7 @@ describe('event delivery to Datadog', () => {
     expect(object?.id).toBe(accepted);
     expect(object?.target.datadog.api_key).toBeNull();
     // Not an account event: nothing queued, nothing counted as delivered.
-    expect(await deliveryStatus(accepted)).toMatchObject({ backlog: 0, delivered: 0, state: 'idle' });
+    expect(await deliveryStatus(t, accepted)).toMatchObject({ backlog: 0, delivered: 0, state: 'idle' });
     for (const entry of receiver.received) {
       for (const key of [...Object.values(KEYS), UNKNOWN_KEY]) expect(entry.log.message).not.toContain(key);
     }
@@ -216,18 +183,18 @@ describe('event delivery to Datadog', () => {
   it('drops the queue of a destination deleted with a backlog; the others keep delivering', async () => {
     const doomed = await datadogDestination(UNKNOWN_KEY);
     const kept = await datadogDestination(KEYS.kept);
-    const subscription = await subscribe(['reserved_addr_created.v0'], [doomed, kept]);
+    const subscription = await subscribe(t, ['reserved_addr_created.v0'], [doomed, kept]);
     for (let index = 0; index < 3; index++) {
       expect((await t.api('POST', '/reserved_addrs', { region: 'eu' })).status).toBe(201);
     }
     await eventually(
-      () => deliveryStatus(doomed),
+      () => deliveryStatus(t, doomed),
       (status) => status.state === 'failing' && status.backlog === 3,
       10_000,
     );
     // Still subscribed: the delete is refused (409) and loses nothing.
     expect((await t.api('DELETE', `/event_destinations/${doomed}`)).status).toBe(409);
-    expect((await deliveryStatus(doomed)).backlog).toBe(3);
+    expect((await deliveryStatus(t, doomed)).backlog).toBe(3);
     expect(
       (await t.api('PATCH', `/event_subscriptions/${subscription}`, { destination_ids: [kept] })).status,
     ).toBe(200);
@@ -262,12 +229,12 @@ describe('event delivery to Datadog', () => {
   it('prunes delivered events past the retention and keeps the ones still waiting', async () => {
     const good = await datadogDestination(KEYS.retention);
     const failing = await datadogDestination(UNKNOWN_KEY);
-    await subscribe(['bot_user_created.v0'], [good]);
-    await subscribe(['bot_user_updated.v0'], [failing]);
+    await subscribe(t, ['bot_user_created.v0'], [good]);
+    await subscribe(t, ['bot_user_updated.v0'], [failing]);
     const bot = (await t.api('POST', '/bot_users', { name: 'retained' })).body;
     expect((await t.api('PATCH', `/bot_users/${bot.id}`, { name: 'renamed' })).status).toBe(200);
     await eventually(
-      () => Promise.all([deliveryStatus(good), deliveryStatus(failing)]),
+      () => Promise.all([deliveryStatus(t, good), deliveryStatus(t, failing)]),
       ([ok, bad]) => ok.delivered === 1 && bad.backlog === 1,
       10_000,
     );
@@ -289,7 +256,7 @@ describe('event delivery to Datadog', () => {
     // Eight days on (the default retention is seven): the delivered event goes, the waiting one stays.
     await dispatcher.prune(Date.now() + 8 * 24 * 3600 * 1000);
     expect(await typesOf()).toEqual(['bot_user_updated.v0']);
-    expect((await deliveryStatus(failing)).backlog).toBe(1);
+    expect((await deliveryStatus(t, failing)).backlog).toBe(1);
   });
 
   it('reports delivery in /metrics: delivered, failed sends, backlog, latency', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventDeliveryStatus } from '../../src/schemas/event-delivery.js';
 import type { DeliveryTarget } from '../../src/server/events/targets/delivery-target.js';
+import { createDestination, deliveryStatus, subscribe } from '../support/event-delivery.js';
 import { eventually } from '../support/eventually.js';
 import { FakeDeliveryTarget, tooLargeAbove } from '../support/fake/delivery-target.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -31,19 +31,10 @@ afterAll(async () => t?.stop());
 
 /** A destination whose sender is `fake`, subscribed to `type`. */
 async function fakeDestination(fake: DeliveryTarget, type: string): Promise<string> {
-  const created = await t.api('POST', '/event_destinations', { target: { datadog: { api_key: 'unused' } } });
-  const id = created.body.id as string;
+  const id = await createDestination(t, { datadog: { api_key: 'unused' } });
   fakes.set(id, fake);
-  const subscribed = await t.api('POST', '/event_subscriptions', {
-    sources: [{ type }],
-    destination_ids: [id],
-  });
-  expect(subscribed.status, subscribed.text).toBe(201);
+  await subscribe(t, [type], [id]);
   return id;
-}
-
-async function statusOf(id: string): Promise<EventDeliveryStatus> {
-  return (await t.api<EventDeliveryStatus>('GET', `/event_destinations/${id}/delivery_status`)).body;
 }
 
 describe('event delivery when a target refuses part of a call', () => {
@@ -63,7 +54,7 @@ describe('event delivery when a target refuses part of a call', () => {
     const id = await fakeDestination(fake, 'bot_user_created.v0');
     for (let index = 0; index < 6; index++) await t.api('POST', '/bot_users', { name: `partial-${index}` });
     const status = await eventually(
-      () => statusOf(id),
+      () => deliveryStatus(t, id),
       (current) => current.delivered === 6,
       10_000,
     );
@@ -88,7 +79,7 @@ describe('event delivery when a target refuses part of a call', () => {
     await t.api('POST', '/ip_policies', { description: 'x'.repeat(255), metadata: 'y'.repeat(400) });
     await t.api('POST', '/ip_policies', { description: 'last' });
     const status = await eventually(
-      () => statusOf(id),
+      () => deliveryStatus(t, id),
       (current) => current.delivered === 2 && current.undeliverable === 2,
       10_000,
     );
@@ -106,7 +97,7 @@ describe('event delivery when a target refuses part of a call', () => {
     ]);
     // Retention never prunes what could not be delivered.
     await t.server.app.eventDispatcher?.prune(Date.now() + 30 * 24 * 3600 * 1000);
-    expect((await statusOf(id)).undeliverable).toBe(2);
+    expect((await deliveryStatus(t, id)).undeliverable).toBe(2);
   });
 
   it('halves a call the target refuses as too large until it passes', async () => {
@@ -122,14 +113,14 @@ describe('event delivery when a target refuses part of a call', () => {
     for (let index = 0; index < events; index++)
       await t.api('POST', '/credentials', { description: `c${index}` });
     await eventually(
-      () => statusOf(id),
+      () => deliveryStatus(t, id),
       (current) => current.backlog === events,
       10_000,
     );
     const before = fake.callSizes.length;
     open = true;
     await eventually(
-      () => statusOf(id),
+      () => deliveryStatus(t, id),
       (current) => current.delivered === events,
       10_000,
     );

@@ -1,7 +1,7 @@
 import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import type { StoredAwsAuth } from '../stored-target.js';
-import type { TargetEndpoints } from './delivery-target.js';
+import type { RecordResult, TargetEndpoints } from './delivery-target.js';
 
 /** The parts of an AWS ARN the clients need: `arn:<partition>:<service>:<region>:<account>:<resource>`. */
 export function parseArn(arn: string): { region: string; account: string; resource: string } {
@@ -67,4 +67,22 @@ export function awsClientConfig(
     requestHandler: httpHandler(endpoints),
     ...(endpoints.awsEndpointUrl ? { endpoint: endpoints.awsEndpointUrl } : {}),
   };
+}
+
+/**
+ * PutRecords and PutRecordBatch answer one entry per record, in order, with an `ErrorCode` for
+ * each record refused (throttling, an internal failure): those are worth another try.
+ */
+export function perRecordResults(
+  count: number,
+  entries: { ErrorCode?: string | undefined; ErrorMessage?: string | undefined }[] | undefined,
+): RecordResult[] {
+  return Array.from({ length: count }, (_, index): RecordResult => {
+    const entry = entries?.[index];
+    if (entry && !entry.ErrorCode) return { accepted: true };
+    return {
+      accepted: false,
+      error: `${entry?.ErrorCode ?? 'NoResult'}: ${entry?.ErrorMessage ?? 'no result for the record'}`,
+    };
+  });
 }

@@ -1,6 +1,6 @@
 import { FirehoseClient, PutRecordBatchCommand } from '@aws-sdk/client-firehose';
 import type { StoredTarget } from '../stored-target.js';
-import { awsClientConfig, parseArn } from './aws-client-config.js';
+import { awsClientConfig, parseArn, perRecordResults } from './aws-client-config.js';
 import {
   byteLength,
   type DeliveryTarget,
@@ -37,15 +37,7 @@ export function firehoseTarget(
         }),
         { abortSignal: signal },
       );
-      const results = output.RequestResponses ?? [];
-      return records.map((_, index) => {
-        const result = results[index];
-        if (result && !result.ErrorCode) return { accepted: true };
-        return {
-          accepted: false,
-          error: `${result?.ErrorCode ?? 'NoResult'}: ${result?.ErrorMessage ?? 'no result for the record'}`,
-        };
-      });
+      return perRecordResults(records.length, output.RequestResponses);
     },
     close: () => client.destroy(),
   };

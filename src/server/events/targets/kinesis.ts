@@ -1,6 +1,6 @@
 import { KinesisClient, PutRecordsCommand } from '@aws-sdk/client-kinesis';
 import type { StoredTarget } from '../stored-target.js';
-import { awsClientConfig } from './aws-client-config.js';
+import { awsClientConfig, perRecordResults } from './aws-client-config.js';
 import {
   byteLength,
   type DeliveryTarget,
@@ -37,15 +37,7 @@ export function kinesisTarget(
         }),
         { abortSignal: signal },
       );
-      const results = output.Records ?? [];
-      return records.map((_, index) => {
-        const result = results[index];
-        if (result && !result.ErrorCode) return { accepted: true };
-        return {
-          accepted: false,
-          error: `${result?.ErrorCode ?? 'NoResult'}: ${result?.ErrorMessage ?? 'no result for the record'}`,
-        };
-      });
+      return perRecordResults(records.length, output.Records);
     },
     close: () => client.destroy(),
   };
