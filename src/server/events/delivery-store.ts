@@ -106,14 +106,14 @@ async function destinationsByEventType(db: Db): Promise<Map<string, string[]>> {
 
 /**
  * The database's clock (milliseconds since the epoch). Leases and retry times are compared by
- * several replicas: reading one clock keeps a replica whose own clock is ahead from taking a lease
- * that is still current.
+ * several replicas on PostgreSQL: reading one clock keeps a replica whose own clock is ahead from
+ * taking a lease that is still current.
  */
 export async function databaseNow(db: Db): Promise<number> {
-  const query = isPostgres(db)
-    ? sql<{ ms: string | number }>`SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS ms`
-    : sql<{ ms: string | number }>`SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) AS ms`;
-  const { rows } = await query.execute(db);
+  // SQLite is a file of this process's machine: its clock is ours, no query needed.
+  if (!isPostgres(db)) return Date.now();
+  const { rows } = await sql<{ ms: string | number }>`
+    SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS ms`.execute(db);
   return Number(rows[0]?.ms);
 }
 
@@ -421,20 +421,30 @@ export async function destinationHealth(db: Db, destinationId: string): Promise<
   };
 }
 
+/** The event subscriptions that list the destination, oldest first. */
+export async function subscriptionsListing(
+  db: Db,
+  destinationId: string,
+): Promise<{ id: string; source_types: string }[]> {
+  // LIKE narrows the scan (`_` in ids is a wildcard, so it may over-match); the JSON check decides.
+  const candidates = await db
+    .selectFrom('event_subscriptions')
+    .select(['id', 'source_types', 'destination_ids'])
+    .where('destination_ids', 'like', `%"${destinationId}"%`)
+    .orderBy('id', 'asc')
+    .execute();
+  return candidates
+    .filter((row) => (JSON.parse(row.destination_ids) as string[]).includes(destinationId))
+    .map(({ id, source_types }) => ({ id, source_types }));
+}
+
 /**
  * Committed events the dispatcher has not routed yet whose type a subscription of the destination
  * names: they belong to its backlog too (unless the subscription changes before they are routed).
  */
 async function unroutedFor(db: Db, destinationId: string): Promise<{ count: number; oldest: string | null }> {
-  // LIKE narrows the scan (`_` is a wildcard, so it may over-match); the JSON check decides.
-  const subscriptions = await db
-    .selectFrom('event_subscriptions')
-    .select(['source_types', 'destination_ids'])
-    .where('destination_ids', 'like', `%"${destinationId}"%`)
-    .execute();
   const types = new Set<string>();
-  for (const subscription of subscriptions) {
-    if (!(JSON.parse(subscription.destination_ids) as string[]).includes(destinationId)) continue;
+  for (const subscription of await subscriptionsListing(db, destinationId)) {
     for (const type of JSON.parse(subscription.source_types) as string[]) types.add(type);
   }
   if (types.size === 0) return { count: 0, oldest: null };

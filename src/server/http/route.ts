@@ -45,9 +45,8 @@ export interface RouteDefinition<
   /** The account event a success records in the outbox, in the same transaction. */
   event?: RouteEvent;
   /**
-   * Slow work (key generation, signing, a call to another service) done BEFORE the write transaction,
-   * reading through `ctx.db` outside any transaction:
-   * with SQLite every request waits while a transaction is open.
+   * Slow work (key generation, signing, a call to another service) done BEFORE the write
+   * transaction, since with SQLite every request waits while one is open; `ctx.db` reads outside it.
    */
   prepare?: (input: { params: z.output<P>; body: z.output<B>; ctx: RequestContext }) => Promise<X>;
   handler: (input: {
@@ -112,11 +111,12 @@ export function defineRoute<
       const body = route.body ? parse(route.body, rawBody, '') : undefined;
       refuseNulCharacters(body, '');
       const host = app.edgeward;
-      const prepared = (await route.prepare?.({
-        params,
-        body: body as z.output<B>,
-        ctx: host.contextFor(request, host.db),
-      })) as X;
+      // A context only for routes that prepare: every request passes here.
+      const prepared = (
+        route.prepare
+          ? await route.prepare({ params, body: body as z.output<B>, ctx: host.contextFor(request, host.db) })
+          : undefined
+      ) as X;
       const run = async (db: Db) => {
         const ctx = host.contextFor(request, db);
         const result = await route.handler({ params, query, body: body as z.output<B>, ctx, prepared });

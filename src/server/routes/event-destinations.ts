@@ -9,9 +9,9 @@ import {
   eventDestinationUpdate,
 } from '../../schemas/event-destinations.js';
 import { inUse } from '../errors/api-error.js';
+import { subscriptionsListing } from '../events/delivery-store.js';
 import { openTarget, type StoredAwsAuth, type StoredTarget, sealTarget } from '../events/stored-target.js';
 import type { RequestContext } from '../http/context.js';
-import type { Db } from '../store/database.js';
 import { insertRow, type Row } from '../store/rows.js';
 import { defineCollection } from './collection.js';
 import { defineCreateRoute } from './collection-create.js';
@@ -70,18 +70,6 @@ export function eventDestinationToWire(
   };
 }
 
-/** The first (oldest) event subscription that lists the destination, if any. */
-async function subscriptionUsing(db: Db, destinationId: string): Promise<string | undefined> {
-  // LIKE narrows the scan (`_` in ids is a wildcard, so it may over-match); the JSON check decides.
-  const candidates = await db
-    .selectFrom('event_subscriptions')
-    .select(['id', 'destination_ids'])
-    .where('destination_ids', 'like', `%"${destinationId}"%`)
-    .orderBy('id', 'asc')
-    .execute();
-  return candidates.find((row) => (JSON.parse(row.destination_ids) as string[]).includes(destinationId))?.id;
-}
-
 export async function eventDestinationRoutes(app: FastifyInstance): Promise<void> {
   defineCreateRoute(app, EVENT_DESTINATIONS, {
     summary: 'Create an event destination (it receives nothing until a subscription lists it)',
@@ -110,7 +98,7 @@ export async function eventDestinationRoutes(app: FastifyInstance): Promise<void
   defineCollectionReads(app, EVENT_DESTINATIONS, {
     // A subscription must never point at a destination that is gone: the caller unlinks it first.
     beforeDelete: async (row, ctx) => {
-      const subscriptionId = await subscriptionUsing(ctx.db, row.id);
+      const subscriptionId = (await subscriptionsListing(ctx.db, row.id))[0]?.id;
       if (subscriptionId) {
         throw inUse(
           `event destination ${row.id} is used by event subscription ${subscriptionId}; remove it there first`,
