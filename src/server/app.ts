@@ -9,6 +9,7 @@ import { edgeFeedPlugin } from './edge-feed/feed-plugin.js';
 import { ChangeSignal } from './events/change-signal.js';
 import { type EventDeliveryOptions, EventDispatcher } from './events/dispatcher.js';
 import type { RequestContext, ServerSettings } from './http/context.js';
+import { PrincipalCache } from './http/principal-cache.js';
 import type { AnyRouteDefinition } from './http/route.js';
 import { authPlugin } from './plugins/auth.js';
 import { errorsPlugin, sendFrameworkError } from './plugins/errors.js';
@@ -136,10 +137,14 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
   });
   changes.on('error', (error) => app.log.warn({ err: error }, 'change notifications interrupted'));
   if (options.databaseUrl) await changes.listen(options.databaseUrl);
+  const principals = new PrincipalCache();
+  changes.on('principalsChanged', () => principals.invalidate());
+  // A replica that cannot hear the others' revocations must not trust what it verified earlier.
+  changes.on('hearing', (hearing) => principals.setEnabled(hearing));
 
   await app.register(errorsPlugin);
   await app.register(jsonBodyPlugin);
-  await app.register(authPlugin, { db });
+  await app.register(authPlugin, { db, principals });
   await app.register(rateLimitPlugin, {
     perMinute: options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
   });

@@ -8,6 +8,7 @@ import type { Db } from '../store/database.js';
 import { inWriteTransaction } from '../store/write-transaction.js';
 import type { RequestContext } from './context.js';
 import { requestFingerprint, runIdempotent } from './idempotency.js';
+import { affectsPrincipals } from './principal-cache.js';
 import { checkResponse } from './response-check.js';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -100,6 +101,7 @@ export function defineRoute<
   X = undefined,
 >(app: FastifyInstance, route: RouteDefinition<P, Q, B, R, X>): void {
   app.edgeward.routes.push(route as unknown as AnyRouteDefinition);
+  const touchesPrincipals = route.event !== undefined && affectsPrincipals(route.event);
   app.route({
     method: route.method,
     url: route.url,
@@ -127,7 +129,12 @@ export function defineRoute<
           await recordEvent(db, route.event, eventObjectId(params, result), object);
         }
         if (route.method !== 'GET' && !ctx.isUnchanged()) await host.changes.inTransaction(db);
+        if (touchesPrincipals) await host.changes.principalsChangedInTransaction(db);
         return result;
+      };
+      const committed = () => {
+        host.changes.committed();
+        if (touchesPrincipals) host.changes.principalsCommitted();
       };
 
       if (route.method === 'GET') {
@@ -152,11 +159,11 @@ export function defineRoute<
           run,
         });
         if (outcome.replayed) reply.header('Idempotent-Replayed', 'true');
-        else host.changes.committed();
+        else committed();
         return send(reply, outcome.status, outcome.payload);
       }
       const result = await inWriteTransaction(host.db, run);
-      host.changes.committed();
+      committed();
       return send(reply, route.status, result);
     },
   });

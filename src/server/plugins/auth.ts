@@ -4,6 +4,7 @@ import { isIdOf } from '../../schemas/id-prefixes.js';
 import { hashToken } from '../crypto/tokens.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Principal } from '../http/context.js';
+import type { PrincipalCache } from '../http/principal-cache.js';
 import type { Db } from '../store/database.js';
 
 export const SUPPORTED_VERSIONS = ['2'];
@@ -18,12 +19,12 @@ declare module 'fastify' {
   }
 }
 
-/** Resolves `Authorization: Bearer <key>` to the owning user or bot. */
-export async function authenticate(db: Db, token: string): Promise<Principal> {
+/** Resolves the hash of a `Authorization: Bearer <key>` token to the owning user or bot. */
+export async function authenticate(db: Db, tokenHash: string): Promise<Principal> {
   const key = await db
     .selectFrom('api_keys')
     .select(['id', 'owner_id'])
-    .where('token_hash', '=', hashToken(token))
+    .where('token_hash', '=', tokenHash)
     .executeTakeFirst();
   if (!key) throw new ApiError('ERR_EDGEWARD_201', 'Authorization: the API key is unknown or was revoked');
   if (isIdOf('/bot_users', key.owner_id)) {
@@ -56,21 +57,29 @@ function bearerToken(request: FastifyRequest): string {
   return match[1];
 }
 
-/** Every non-public request: a known API key (401), then `Svc-Version: 2` (400). */
-export const authPlugin = fp(async (app: FastifyInstance, options: { db: Db }) => {
-  app.decorateRequest('principal', undefined);
-  app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config.public) return;
-    request.principal = await authenticate(options.db, bearerToken(request));
-    const version = request.headers['svc-version'];
-    if (version === undefined) {
-      throw new ApiError('ERR_EDGEWARD_101', 'Svc-Version: header is required; supported versions: 2');
-    }
-    if (typeof version !== 'string' || !SUPPORTED_VERSIONS.includes(version.trim())) {
-      throw new ApiError(
-        'ERR_EDGEWARD_101',
-        `Svc-Version: version '${String(version)}' is not supported; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`,
+/**
+ * Every non-public request: a known API key (401), then `Svc-Version: 2` (400). Keys verified once
+ * are kept in `principals` (see `PrincipalCache` for how a revocation reaches it).
+ */
+export const authPlugin = fp(
+  async (app: FastifyInstance, options: { db: Db; principals: PrincipalCache }) => {
+    app.decorateRequest('principal', undefined);
+    app.addHook('onRequest', async (request) => {
+      if (request.routeOptions.config.public) return;
+      const tokenHash = hashToken(bearerToken(request));
+      request.principal = await options.principals.lookup(tokenHash, () =>
+        authenticate(options.db, tokenHash),
       );
-    }
-  });
-});
+      const version = request.headers['svc-version'];
+      if (version === undefined) {
+        throw new ApiError('ERR_EDGEWARD_101', 'Svc-Version: header is required; supported versions: 2');
+      }
+      if (typeof version !== 'string' || !SUPPORTED_VERSIONS.includes(version.trim())) {
+        throw new ApiError(
+          'ERR_EDGEWARD_101',
+          `Svc-Version: version '${String(version)}' is not supported; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`,
+        );
+      }
+    });
+  },
+);
