@@ -1,12 +1,18 @@
-import { agentCommand } from './agent-command.js';
-import { crdsCommand } from './crds-command.js';
-import { demoCommand } from './demo-command.js';
-import { devClusterCommand } from './dev-cluster-command.js';
-import { edgeCommand } from './edge-command.js';
-import { openApiCommand } from './openapi-command.js';
-import { operatorCommand } from './operator-command.js';
-import { serverCommand } from './server-command.js';
-import { toolsCommand } from './tools-command.js';
+/**
+ * Each command is loaded when it runs: `edgeward server` never loads the operator's Kubernetes
+ * client or the edge, which would cost tens of MiB of memory and start-up time for nothing.
+ */
+const COMMANDS: Record<string, (argv: string[]) => Promise<number | undefined>> = {
+  server: async (argv) => (await import('./server-command.js')).serverCommand(argv),
+  edge: async (argv) => (await import('./edge-command.js')).edgeCommand(argv),
+  demo: async (argv) => (await import('./demo-command.js')).demoCommand(argv),
+  'dev-cluster': async (argv) => (await import('./dev-cluster-command.js')).devClusterCommand(argv),
+  tools: async (argv) => (await import('./tools-command.js')).toolsCommand(argv),
+  operator: async (argv) => (await import('./operator-command.js')).operatorCommand(argv),
+  openapi: async () => (await import('./openapi-command.js')).openApiCommand(),
+  crds: async (argv) => (await import('./crds-command.js')).crdsCommand(argv),
+  agent: async (argv) => (await import('./agent-command.js')).agentCommand(argv),
+};
 
 const USAGE = `usage: edgeward <command> [flags]
 
@@ -25,25 +31,9 @@ commands:
 /** Returns an exit code for commands that finish, undefined for ones that keep running. */
 export async function runCli(argv: string[]): Promise<number | undefined> {
   const [command, ...rest] = argv;
+  const run = command !== undefined && Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (run) return run(rest);
   switch (command) {
-    case 'server':
-      return serverCommand(rest);
-    case 'edge':
-      return edgeCommand(rest);
-    case 'demo':
-      return demoCommand(rest);
-    case 'dev-cluster':
-      return devClusterCommand(rest);
-    case 'tools':
-      return toolsCommand(rest);
-    case 'operator':
-      return operatorCommand(rest);
-    case 'openapi':
-      return openApiCommand();
-    case 'crds':
-      return crdsCommand(rest);
-    case 'agent':
-      return agentCommand(rest);
     case undefined:
     case '-h':
     case '--help':

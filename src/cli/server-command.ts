@@ -11,7 +11,6 @@ import {
   parsePortRange,
   TCP_PORT_RANGE_OPTION,
 } from './edge-flags.js';
-import { startEdgeFromFlags } from './edge-runtime.js';
 
 /** `--edge`: one edge in the same process, on loopback unless told otherwise. */
 const EDGE_DEFAULTS: EdgeFlagDefaults = {
@@ -128,8 +127,9 @@ export async function serverCommand(argv: string[]): Promise<number | undefined>
     );
   }
   logger.info({ listen: server.listenUrl, baseUrl: server.settings.baseUrl }, 'edgeward server ready');
+  // Loaded only with --edge: a control plane alone does not carry the data plane's code.
   const edge = values.edge
-    ? await startEdgeFromFlags(values, 'edge-', {
+    ? await (await import('./edge-runtime.js')).startEdgeFromFlags(values, 'edge-', {
         apiUrl: server.listenUrl,
         edgeKey: server.edgeKey,
         dataDir: join(dataDir, 'edge'),
