@@ -73,7 +73,8 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
     // Each replica would generate its own key and could not open what the others sealed.
     throw new Error('EDGEWARD_SECRET_KEY is required with --database-url: every replica must share one key');
   }
-  const db = await openDatabase({ dataDir: options.dataDir, databaseUrl: options.databaseUrl });
+  const store = await openDatabase({ dataDir: options.dataDir, databaseUrl: options.databaseUrl });
+  const { db, reads } = store;
   const bootstrap = await bootstrapAdmin(db, options.adminApiKey);
   const secretKey = loadSecretKey(options.dataDir, options.secretKey);
   const edgeKey = edgeKeyFor(secretKey, options.edgeKey);
@@ -100,6 +101,7 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
   app.decorate('edgeward', {
     routes,
     db,
+    reads,
     validateResponses: options.validateResponses ?? false,
     changes,
     contextFor(request, handlerDb): RequestContext {
@@ -133,7 +135,7 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
     // The send in flight finishes and is recorded before the database closes.
     await dispatcher?.stop();
     await changes.close();
-    await db.destroy();
+    await store.destroy();
   });
   changes.on('error', (error) => app.log.warn({ err: error }, 'change notifications interrupted'));
   if (options.databaseUrl) await changes.listen(options.databaseUrl);
@@ -144,7 +146,7 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
 
   await app.register(errorsPlugin);
   await app.register(jsonBodyPlugin);
-  await app.register(authPlugin, { db, principals });
+  await app.register(authPlugin, { db: reads, principals });
   await app.register(rateLimitPlugin, {
     perMinute: options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,
   });

@@ -252,7 +252,8 @@ describe('HTTPS edges', () => {
         routeIds.get(edge.id)?.push(route.body.id as string);
       }
     }
-    const selectFrom = vi.spyOn(t.server.app.edgeward.db, 'selectFrom');
+    // GET routes read through the read connection (the same pool on PostgreSQL).
+    const selectFrom = vi.spyOn(t.server.app.edgeward.reads, 'selectFrom');
     let routeQueries: number;
     let listed: ApiResponse<{ https_edges: Edge[] }>;
     try {

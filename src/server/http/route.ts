@@ -66,6 +66,8 @@ export interface RouteHost {
   routes: AnyRouteDefinition[];
   contextFor(request: FastifyRequest, db: Db): RequestContext;
   db: Db;
+  /** For reads outside a transaction: GET routes and `prepare` (see `Store.reads`). */
+  reads: Db;
   /** Check every handler result against the route's response schema (tests): see `checkResponse`. */
   validateResponses: boolean;
   /** Told of every committed write, so connected edges get the new configuration. */
@@ -116,7 +118,11 @@ export function defineRoute<
       // A context only for routes that prepare: every request passes here.
       const prepared = (
         route.prepare
-          ? await route.prepare({ params, body: body as z.output<B>, ctx: host.contextFor(request, host.db) })
+          ? await route.prepare({
+              params,
+              body: body as z.output<B>,
+              ctx: host.contextFor(request, host.reads),
+            })
           : undefined
       ) as X;
       const run = async (db: Db) => {
@@ -138,7 +144,7 @@ export function defineRoute<
       };
 
       if (route.method === 'GET') {
-        return send(reply, route.status, await run(host.db));
+        return send(reply, route.status, await run(host.reads));
       }
       const idempotencyKey = route.idempotent ? request.headers['idempotency-key'] : undefined;
       if (typeof idempotencyKey === 'string') {

@@ -1,12 +1,24 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
+import { SqliteConnection } from './sqlite-connection.js';
 import type { Database } from './tables.js';
 
 export type Db = Kysely<Database>;
+
+/** The store: `db` for writes (and reads that must see them), `reads` for reads outside any transaction. */
+export interface Store {
+  db: Db;
+  /**
+   * SQLite: a second, query-only connection, so reads never queue behind a write transaction that
+   * holds the writer (WAL lets it read the last commit meanwhile). PostgreSQL: `db`, whose pool
+   * already gives each request its own connection.
+   */
+  reads: Db;
+  destroy(): Promise<void>;
+}
 
 export interface DatabaseOptions {
   /** Directory of the embedded SQLite file; ignored when `databaseUrl` is set. */
@@ -17,21 +29,31 @@ export interface DatabaseOptions {
 
 export const SQLITE_FILE = 'edgeward.sqlite';
 
-export async function openDatabase(options: DatabaseOptions): Promise<Db> {
-  const db = options.databaseUrl ? openPostgres(options.databaseUrl) : openSqlite(options.dataDir);
+export async function openDatabase(options: DatabaseOptions): Promise<Store> {
+  if (options.databaseUrl) {
+    const db = openPostgres(options.databaseUrl);
+    await migrate(db);
+    return { db, reads: db, destroy: () => db.destroy() };
+  }
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  const path = join(options.dataDir, SQLITE_FILE);
+  const db = openSqlite(path, false);
   await migrate(db);
-  return db;
+  // Opened after the migrations, so it never reads a schema older than the code's.
+  const reads = openSqlite(path, true);
+  return {
+    db,
+    reads,
+    destroy: async () => {
+      await reads.destroy();
+      await db.destroy();
+    },
+  };
 }
 
-function openSqlite(dataDir: string): Db {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const file = new SqliteDatabase(join(dataDir, SQLITE_FILE));
-  // WAL for concurrent readers; synchronous=FULL so an acknowledged write survives a crash or power loss.
-  file.pragma('journal_mode = WAL');
-  file.pragma('synchronous = FULL');
-  file.pragma('foreign_keys = ON');
-  file.pragma('busy_timeout = 5000');
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
+function openSqlite(path: string, queryOnly: boolean): Db {
+  const connection = new SqliteConnection(path, { queryOnly });
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
 }
 
 function openPostgres(url: string): Db {
