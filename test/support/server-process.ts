@@ -34,7 +34,12 @@ export async function spawnServer(
     err += chunk.toString();
   });
   const listenUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in 20 s\n${out}\n${err}`)), 20_000);
+    // A loaded CI machine takes a while to load the sources through tsx; one that never starts is
+    // killed, so a failed test leaves no server behind.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start in 60 s\n${out}\n${err}`));
+    }, 60_000);
     const check = () => {
       const match = /"listen":"([^"]+)"/.exec(out);
       if (match?.[1]) {
