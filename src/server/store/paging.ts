@@ -26,8 +26,12 @@ export async function fetchPage<T extends keyof Database, Row extends { id: stri
   const column = idColumn as never;
   let q = query.orderBy(column, 'desc').limit(page.limit + 1);
   if (page.beforeId !== undefined) q = q.where(column, '<', page.beforeId as never);
-  const rows = await q.execute();
-  const hasMore = rows.length > page.limit;
-  const pageRows = hasMore ? rows.slice(0, page.limit) : rows;
+  return pageOf(await q.execute(), page.limit);
+}
+
+/** A page from up to `limit + 1` rows read newest first: the extra row only says there is more. */
+export function pageOf<Row extends { id: string }>(rows: Row[], limit: number): Page<Row> {
+  const hasMore = rows.length > limit;
+  const pageRows = hasMore ? rows.slice(0, limit) : rows;
   return { rows: pageRows, nextBeforeId: hasMore ? (pageRows.at(-1)?.id ?? null) : null };
 }

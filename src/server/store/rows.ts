@@ -1,6 +1,7 @@
 import { notFound } from '../errors/api-error.js';
+import { runCompiled, slot } from './compiled-queries.js';
 import type { Db } from './database.js';
-import { fetchPage, type Page, type PageRequest } from './paging.js';
+import { type Page, type PageRequest, pageOf } from './paging.js';
 import type { Database } from './tables.js';
 
 /** The tables whose rows have an `id`: every resource the API serves. */
@@ -31,9 +32,14 @@ export async function findRow<T extends TableWithId>(
   table: T,
   id: string,
 ): Promise<Row<T> | undefined> {
-  return (await (db as Loose).selectFrom(table).selectAll().where('id', '=', id).executeTakeFirst()) as
-    | Row<T>
-    | undefined;
+  // The most frequent query of all (every GET, PATCH and DELETE of one resource): compiled once.
+  const rows = await runCompiled<Row<T>>(
+    db,
+    `find ${table}`,
+    () => (db as Loose).selectFrom(table).selectAll().where('id', '=', slot('id')),
+    { id },
+  );
+  return rows[0];
 }
 
 /** The row, or a 404 naming `kind` ("IP policy with id ... not found"). */
@@ -86,14 +92,30 @@ export async function deleteRowsWhere<T extends TableWithId>(
   return rows.map((row) => row.id);
 }
 
-/** One page of the rows of `table` (newest first, see `fetchPage`) whose columns equal `where`. */
+/**
+ * One page of the rows of `table` whose columns equal `where`: newest first, `before_id`
+ * exclusive (see `pageOf`). Compiled once per table, filter columns and first-or-later page.
+ */
 export async function fetchRowsPage<T extends TableWithId>(
   db: Db,
   table: T,
   where: readonly ColumnEquals<T>[],
   page: PageRequest,
 ): Promise<Page<Row<T>>> {
-  let select = (db as Loose).selectFrom(table).selectAll();
-  for (const [column, value] of where) select = select.where(column, '=', value);
-  return fetchPage<T, Row<T>>(select, 'id', page);
+  const later = page.beforeId !== undefined;
+  const columns = where.map(([column]) => column);
+  const values: Record<string, unknown> = { limit: page.limit + 1, before: page.beforeId };
+  for (const [column, value] of where) values[`=${column}`] = value;
+  const rows = await runCompiled<Row<T>>(
+    db,
+    `page ${table} ${columns.join(',')}${later ? ' before' : ''}`,
+    () => {
+      let select = (db as Loose).selectFrom(table).selectAll();
+      for (const column of columns) select = select.where(column, '=', slot(`=${column}`));
+      if (later) select = select.where('id', '<', slot('before'));
+      return select.orderBy('id', 'desc').limit(slot('limit'));
+    },
+    values,
+  );
+  return pageOf(rows, page.limit);
 }
