@@ -31,7 +31,7 @@ import {
   type OutboundRecord,
   type TargetEndpoints,
 } from './targets/delivery-target.js';
-import { deliveryTargetFor } from './targets/index.js';
+import { type DeliveryTargetFactory, deliveryTargetFor } from './targets/index.js';
 
 export interface EventDeliveryOptions {
   /** Every AWS service at this URL (`--aws-endpoint-url`): a local emulator, a VPC endpoint. */
@@ -40,7 +40,7 @@ export interface EventDeliveryOptions {
   datadogUrl?: string | undefined;
   datadogDispatcher?: TargetEndpoints['datadogDispatcher'];
   /** Builds a destination's sender (tests put a fake here; default: the real target of its kind). */
-  targetFactory?: typeof deliveryTargetFor;
+  targetFactory?: DeliveryTargetFactory;
   /**
    * A send to a target that takes longer (every call it makes, STS included) is aborted, fails and
    * is retried (default 20 s).
@@ -90,7 +90,7 @@ export class EventDispatcher {
   readonly #options: Required<
     Omit<EventDeliveryOptions, 'awsEndpointUrl' | 'datadogUrl' | 'datadogDispatcher' | 'targetFactory'>
   >;
-  readonly #targetFactory: typeof deliveryTargetFor;
+  readonly #targetFactory: DeliveryTargetFactory;
   /** One sender per destination, rebuilt when its sealed target changes; only its turn uses it. */
   readonly #targets = new Map<string, { sealed: string; target: DeliveryTarget }>();
   /** Delivery turns in progress, by destination. */
@@ -207,7 +207,7 @@ export class EventDispatcher {
     let error: string | null = null;
     let target: DeliveryTarget | undefined;
     try {
-      target = this.#newTarget(destination);
+      target = await this.#newTarget(destination);
       const record = {
         deliveryId: event.id,
         partitionKey: destination.id,
@@ -281,19 +281,20 @@ export class EventDispatcher {
     return routed === ROUTE_BATCH || leased.length > 0;
   }
 
-  #newTarget(destination: { id: string; target_sealed: string }): DeliveryTarget {
-    return this.#targetFactory(
+  async #newTarget(destination: { id: string; target_sealed: string }): Promise<DeliveryTarget> {
+    return await this.#targetFactory(
       openTarget(this.secretBox, destination.id, destination.target_sealed),
       this.#endpoints,
       destination.id,
     );
   }
 
-  #targetFor(destination: { id: string; target_sealed: string }): DeliveryTarget {
+  async #targetFor(destination: { id: string; target_sealed: string }): Promise<DeliveryTarget> {
     const cached = this.#targets.get(destination.id);
     if (cached?.sealed === destination.target_sealed) return cached.target;
     cached?.target.close();
-    const target = this.#newTarget(destination);
+    // Only this destination's turn builds its sender, so no other build can race this one.
+    const target = await this.#newTarget(destination);
     this.#targets.set(destination.id, { sealed: destination.target_sealed, target });
     return target;
   }
@@ -321,7 +322,7 @@ export class EventDispatcher {
           this.log.info({ destinationId, dropped }, 'dropped the queue of a deleted event destination');
         return;
       }
-      const target = this.#targetFor(destination);
+      const target = await this.#targetFor(destination);
       kind = target.kind;
       const turnEnds = Date.now() + TURN_MS;
       while (!this.#stopped && Date.now() < turnEnds) {

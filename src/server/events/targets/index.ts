@@ -1,23 +1,29 @@
 import type { StoredTarget } from '../stored-target.js';
-import { cloudWatchLogsTarget } from './cloudwatch-logs.js';
-import { datadogTarget } from './datadog.js';
 import type { DeliveryTarget, TargetEndpoints } from './delivery-target.js';
-import { firehoseTarget } from './firehose.js';
-import { kinesisTarget } from './kinesis.js';
+
+/** Builds a destination's sender: `deliveryTargetFor`, or a fake in tests. */
+export type DeliveryTargetFactory = (
+  target: StoredTarget,
+  endpoints: TargetEndpoints,
+  destinationId: string,
+) => DeliveryTarget | Promise<DeliveryTarget>;
 
 /**
  * The sender for a stored target, which sets exactly one member (the API refuses anything else):
  * the one place that knows every kind of target. AWS targets assume a role as `edgeward-<id>`.
+ * Each kind's code (the AWS SDK clients are ~15 MiB) is loaded when a destination of it is first
+ * used, so a server that delivers nowhere, or only to Datadog, never holds it.
  */
-export function deliveryTargetFor(
-  target: StoredTarget,
-  endpoints: TargetEndpoints,
-  destinationId: string,
-): DeliveryTarget {
+export const deliveryTargetFor: DeliveryTargetFactory = async (target, endpoints, destinationId) => {
   const sessionName = `edgeward-${destinationId}`;
-  if (target.kinesis) return kinesisTarget(target.kinesis, endpoints, sessionName);
-  if (target.firehose) return firehoseTarget(target.firehose, endpoints, sessionName);
-  if (target.cloudwatch_logs) return cloudWatchLogsTarget(target.cloudwatch_logs, endpoints, destinationId);
-  if (target.datadog) return datadogTarget(target.datadog, endpoints);
+  if (target.kinesis)
+    return (await import('./kinesis.js')).kinesisTarget(target.kinesis, endpoints, sessionName);
+  if (target.firehose)
+    return (await import('./firehose.js')).firehoseTarget(target.firehose, endpoints, sessionName);
+  if (target.cloudwatch_logs) {
+    const { cloudWatchLogsTarget } = await import('./cloudwatch-logs.js');
+    return cloudWatchLogsTarget(target.cloudwatch_logs, endpoints, destinationId);
+  }
+  if (target.datadog) return (await import('./datadog.js')).datadogTarget(target.datadog, endpoints);
   throw new Error(`event destination ${destinationId} has no target set`);
-}
+};
