@@ -1,29 +1,28 @@
-// Load benchmark of the management API: create/get/list throughput and latency next to a bare
-// Fastify hello-world on the same machine in the same run. Loopback only; every run is bounded.
-//   npm run bench            (BENCH_SECONDS=10 BENCH_CONNECTIONS=20 by default)
+// Load benchmark of the management API, read as ratios against a bare Fastify hello-world run in
+// the same process tree. Each scenario runs on SQLite (WAL, synchronous=FULL) and on PostgreSQL
+// (fsync and synchronous_commit on), so every acknowledged write is durable in both. Loopback only;
+// every run is bounded.
+//   npm run bench   (BENCH_SECONDS=10 BENCH_CONNECTIONS=20 BENCH_STORES=sqlite,postgres by default)
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { findPostgresBinaries, startTestCluster } from '../test/support/postgres-cluster.ts';
+import { createTestDatabase } from '../test/support/postgres-database.ts';
+import { env, freePort, machineBusySeconds, treeCpuSeconds } from './tools/kit.mjs';
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
-const key = 'ewk_bench_admin_key_0123456789abcdef';
+const seconds = Number(env('BENCH_SECONDS', 10));
+const connections = Number(env('BENCH_CONNECTIONS', 20));
+const stores = env('BENCH_STORES', 'sqlite,postgres').split(',');
+const key = `ewk_bench_${randomBytes(16).toString('hex')}`;
 const root = fileURLToPath(new URL('..', import.meta.url));
-
-async function freePort() {
-  const probe = createServer();
-  await new Promise((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
+const headers = { authorization: `Bearer ${key}`, 'svc-version': '2', 'content-type': 'application/json' };
 
 async function waitForHealthy(url) {
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 600; i++) {
     try {
       if ((await fetch(`${url}/healthz`)).ok) return;
     } catch {
@@ -34,20 +33,11 @@ async function waitForHealthy(url) {
   throw new Error(`${url} did not become healthy`);
 }
 
-function startProcess(args, env = {}) {
-  const child = spawn(process.execPath, args, {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      const match = /"listen":"([^"]+)"/.exec(out);
-      if (match) resolve({ child, url: match[1] });
-    });
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
-  });
+function stopChild(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  return exited;
 }
 
 function rssMiB(pid) {
@@ -55,72 +45,173 @@ function rssMiB(pid) {
   return Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
 }
 
-async function load(name, options) {
+/** autocannon against `options.url`, with the CPU the process `pid` (and its children) spent meanwhile. */
+async function load(pid, options) {
+  const cpuBefore = treeCpuSeconds([pid]);
   const result = await autocannon({ connections, duration: seconds, ...options });
+  const cpuSeconds = treeCpuSeconds([pid]) - cpuBefore;
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(
+      `${options.method ?? 'GET'} ${options.url}: ${result.non2xx} non-2xx, ${result.errors} errors`,
+    );
+  }
   return {
-    scenario: name,
-    'req/s': Math.round(result.requests.average),
-    'p50 ms': result.latency.p50,
-    'p99 ms': result.latency.p99,
-    requests: result.requests.total,
-    'non-2xx': result.non2xx,
-    errors: result.errors,
+    reqPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    cpuMicrosPerRequest: (cpuSeconds * 1e6) / result.requests.total,
   };
 }
 
-const headers = { authorization: `Bearer ${key}`, 'svc-version': '2', 'content-type': 'application/json' };
-const rows = [];
-
-const hello = await startProcess([join(root, 'bench/hello-server.mjs')]);
-rows.push(await load('fastify hello-world (baseline)', { url: `${hello.url}/` }));
-hello.child.kill();
-
-const dataDir = mkdtempSync(join(tmpdir(), 'edgeward-bench-'));
-const port = await freePort();
-const child = spawn(
-  process.execPath,
-  [join(root, 'dist/cli.js'), 'server', '--data-dir', dataDir, '--port', String(port), '--rate-limit', '0'],
-  {
-    env: { ...process.env, EDGEWARD_ADMIN_API_KEY: key, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  },
-);
-const server = { child, url: `http://127.0.0.1:${port}` };
-await waitForHealthy(server.url);
-try {
-  const created = await fetch(`${server.url}/ip_policies`, {
-    method: 'POST',
-    headers,
-    body: '{"description":"bench"}',
+async function startHello() {
+  const child = spawn(process.execPath, [join(root, 'bench/hello-server.mjs')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const { id } = await created.json();
-  rows.push(
-    await load('POST /ip_policies (create)', {
-      url: `${server.url}/ip_policies`,
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const match = /"listen":"([^"]+)"/.exec(out);
+      if (match) resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`hello-server exited with ${code}`)));
+  });
+  return { child, url };
+}
+
+/** `edgeward server` from the build, on the given store, as a user would run it (event delivery on). */
+async function startEdgeward(store, dataDir) {
+  const port = await freePort();
+  const args = [
+    join(root, 'dist/cli.js'),
+    'server',
+    '--data-dir',
+    dataDir,
+    '--port',
+    String(port),
+    '--rate-limit',
+    '0',
+  ];
+  const extraEnv = {};
+  if (store.databaseUrl) {
+    args.push('--database-url', store.databaseUrl);
+    extraEnv.EDGEWARD_SECRET_KEY = randomBytes(32).toString('base64');
+  }
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...extraEnv, EDGEWARD_ADMIN_API_KEY: key, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHealthy(url);
+  return { child, url };
+}
+
+const scenarios = [
+  { name: 'GET /ip_policies/{id}', options: (url, id) => ({ url: `${url}/ip_policies/${id}`, headers }) },
+  { name: 'GET /ip_policies?limit=20', options: (url) => ({ url: `${url}/ip_policies?limit=20`, headers }) },
+  {
+    name: 'POST /ip_policies (durable create)',
+    options: (url) => ({
+      url: `${url}/ip_policies`,
       method: 'POST',
       headers,
       body: JSON.stringify({ description: 'bench', metadata: '{"load":true}' }),
     }),
-  );
-  rows.push(await load('GET /ip_policies/{id}', { url: `${server.url}/ip_policies/${id}`, headers }));
-  rows.push(
-    await load('GET /ip_policies?limit=20 (list)', { url: `${server.url}/ip_policies?limit=20`, headers }),
-  );
-  rows.push(
-    await load('POST /credentials (token + hash)', {
-      url: `${server.url}/credentials`,
+  },
+  {
+    name: 'POST /credentials (token + hash)',
+    options: (url) => ({
+      url: `${url}/credentials`,
       method: 'POST',
       headers,
       body: JSON.stringify({ acl: ['bind:*.example.com'] }),
     }),
-  );
-  const rss = rssMiB(server.child.pid);
-  console.log(
-    `\nedgeward API load: ${seconds}s per scenario, ${connections} connections, loopback, SQLite (WAL, synchronous=FULL)\n`,
-  );
-  console.table(rows);
-  console.log(`edgeward server RSS after the run: ${rss.toFixed(0)} MiB`);
+  },
+];
+
+const machineBefore = machineBusySeconds();
+const started = Date.now();
+const rows = [];
+const memory = [];
+let cluster;
+try {
+  const hello = await startHello();
+  const baseline = await load(hello.child.pid, { url: `${hello.url}/` });
+  await stopChild(hello.child);
+  rows.push({
+    store: '-',
+    scenario: 'fastify hello-world (baseline)',
+    'req/s': Math.round(baseline.reqPerSecond),
+    'x baseline': '1.00',
+    'p50 ms': baseline.p50,
+    'p99 ms': baseline.p99,
+    'cpu µs/req': Math.round(baseline.cpuMicrosPerRequest),
+  });
+
+  for (const storeName of stores) {
+    const dataDir = mkdtempSync(join(tmpdir(), 'edgeward-bench-'));
+    const store = { name: storeName };
+    if (storeName === 'postgres') {
+      const binaries = findPostgresBinaries();
+      if ('missing' in binaries) {
+        console.error(`skipping PostgreSQL: ${binaries.missing}`);
+        continue;
+      }
+      cluster = await startTestCluster(binaries.dir, (line) => console.error(line), { durable: true });
+      if ('missing' in cluster) {
+        console.error(`skipping PostgreSQL: ${cluster.missing}`);
+        cluster = undefined;
+        continue;
+      }
+      store.databaseUrl = (await createTestDatabase(cluster.adminUrl)).url;
+    }
+    const server = await startEdgeward(store, dataDir);
+    try {
+      const created = await fetch(`${server.url}/ip_policies`, {
+        method: 'POST',
+        headers,
+        body: '{"description":"bench"}',
+      });
+      const { id } = await created.json();
+      // A list page of 20 real rows.
+      for (let i = 0; i < 20; i++) {
+        await (await fetch(`${server.url}/ip_policies`, { method: 'POST', headers, body: '{}' })).text();
+      }
+      for (const scenario of scenarios) {
+        const result = await load(server.child.pid, scenario.options(server.url, id));
+        rows.push({
+          store: storeName,
+          scenario: scenario.name,
+          'req/s': Math.round(result.reqPerSecond),
+          'x baseline': (result.reqPerSecond / baseline.reqPerSecond).toFixed(2),
+          'p50 ms': result.p50,
+          'p99 ms': result.p99,
+          'cpu µs/req': Math.round(result.cpuMicrosPerRequest),
+        });
+      }
+      memory.push(`${storeName} ${rssMiB(server.child.pid).toFixed(0)} MiB`);
+    } finally {
+      await stopChild(server.child);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
 } finally {
-  server.child.kill();
-  rmSync(dataDir, { recursive: true, force: true });
+  await cluster?.stop();
 }
+
+const wallSeconds = (Date.now() - started) / 1000;
+const machineAfter = machineBusySeconds();
+console.log(
+  `\nedgeward API load: ${seconds} s per scenario, ${connections} connections, loopback; 'x baseline' is req/s as a share of the bare Fastify row\n`,
+);
+console.table(rows);
+console.log(`edgeward server RSS after its scenarios: ${memory.join(', ')}`);
+const busy =
+  machineBefore === undefined || machineAfter === undefined
+    ? ''
+    : `, whole machine busy ${((machineAfter - machineBefore) / wallSeconds).toFixed(2)} cores on average`;
+console.log(
+  `load average at the end: ${loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ')}${busy}`,
+);

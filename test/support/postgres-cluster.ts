@@ -59,13 +59,14 @@ export interface TestCluster {
 
 /**
  * A throwaway cluster in a temporary folder: trust authentication, 127.0.0.1 only, durability off
- * (a crash loses nothing a test needs). Its default collation is ICU en-US, like most production
+ * (a crash loses nothing a test needs) unless `durable` (benchmarks compare like with like). Its default collation is ICU en-US, like most production
  * clusters, so a query that relies on byte order without asking for it shows up here. postgres
  * runs as a child of this process (not daemonized by pg_ctl), so stopping it is waiting for its exit.
  */
 export async function startTestCluster(
   binaries: string,
   log: (line: string) => void,
+  options: { durable?: boolean } = {},
 ): Promise<TestCluster | { missing: string }> {
   const found = await clusterOwner();
   if ('missing' in found) return found;
@@ -99,9 +100,9 @@ export async function startTestCluster(
           "listen_addresses = '127.0.0.1'",
           `port = ${port}`,
           `unix_socket_directories = '${dir}'`,
-          'fsync = off',
-          'synchronous_commit = off',
-          'full_page_writes = off',
+          ...(options.durable
+            ? ['fsync = on', 'synchronous_commit = on', 'full_page_writes = on']
+            : ['fsync = off', 'synchronous_commit = off', 'full_page_writes = off']),
           // Every test server has its own pool (up to 10 connections), and test files run in parallel.
           'max_connections = 400',
           '',
