@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { ID_SUFFIX_LENGTH } from '../../schemas/id-prefixes.js';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -6,6 +6,39 @@ const RANDOM_BYTES = 14;
 
 let lastMillis = 0n;
 let lastRandom = 0n;
+
+/** Random bytes drawn in blocks: one call per id cost more than the rest of making it. */
+const pool = Buffer.alloc(RANDOM_BYTES * 256);
+let poolOffset = pool.length;
+
+function randomPart(): bigint {
+  if (poolOffset + RANDOM_BYTES > pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const hex = pool.toString('hex', poolOffset, poolOffset + RANDOM_BYTES);
+  poolOffset += RANDOM_BYTES;
+  return BigInt(`0x${hex}`);
+}
+
+/** 62^8 < 2^53: eight digits at a time in Number arithmetic instead of one BigInt division per digit. */
+const CHUNK_DIGITS = 8;
+const CHUNK = 62n ** BigInt(CHUNK_DIGITS);
+
+function base62(value: bigint): string {
+  let out = '';
+  while (value > 0n) {
+    let chunk = Number(value % CHUNK);
+    value /= CHUNK;
+    let digits = '';
+    for (let i = 0; i < CHUNK_DIGITS; i++) {
+      digits = ALPHABET[chunk % 62] + digits;
+      chunk = Math.floor(chunk / 62);
+    }
+    out = digits + out;
+  }
+  return out.replace(/^0+/, '');
+}
 
 /**
  * A 27-character, time-ordered, base62 identifier (KSUID-sized: 160 bits = 48-bit millisecond
@@ -20,17 +53,11 @@ export function timeOrderedId(now: number = Date.now()): string {
     random = lastRandom + 1n;
     if (random >> 112n !== 0n) throw new Error('id space exhausted within one millisecond');
   } else {
-    random = BigInt(`0x${randomBytes(RANDOM_BYTES).toString('hex')}`) >> 1n; // headroom for increments
+    random = randomPart() >> 1n; // headroom for increments
     lastMillis = millis;
   }
   lastRandom = random;
-  let value = (lastMillis << 112n) | random;
-  let out = '';
-  while (value > 0n) {
-    out = ALPHABET[Number(value % 62n)] + out;
-    value /= 62n;
-  }
-  return out.padStart(ID_SUFFIX_LENGTH, '0');
+  return base62((lastMillis << 112n) | random).padStart(ID_SUFFIX_LENGTH, '0');
 }
 
 export function newId(prefix: string): string {
