@@ -301,7 +301,8 @@ async function main() {
       try {
         const apiUrl = await waitUntil(
           'server listen address',
-          30_000,
+          // tsx compiles the server on start: slow on a loaded machine.
+          180_000,
           async () => /"listen":"([^"]+)"/.exec(server.output())?.[1],
           server,
         );
@@ -327,7 +328,7 @@ async function main() {
         const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
         await waitUntil(
           'operator /readyz',
-          60_000,
+          180_000,
           async () => {
             const response = await fetch(`http://127.0.0.1:${probePort}/readyz`);
             return response.ok;
