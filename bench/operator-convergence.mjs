@@ -6,11 +6,18 @@
 // as separate processes, exactly as test/kubernetes/operator.test.ts does.
 //
 // For each N (argv[2] or BENCH_N, comma-separated, default 200) in a fresh namespace:
-//   N/10 IPPolicies (2 rules each) + N TLSEdges, each referencing one policy, in one `kubectl apply`;
-//   time until every TLSEdge is Ready=True for its current generation (list polled every second);
-//   edgeward API calls per resource (operator /metrics, api="edgeward", / (N + N/10));
-//   steady-state edgeward API calls per minute (BENCH_STEADY_SECONDS, default 60);
-//   operator RSS (VmRSS and peak VmHWM from /proc/<pid>/status).
+//   N CRs of the kinds in BENCH_KINDS (default `tlsedge,ippolicy`), split evenly, in one
+//   `kubectl apply`: tlsedge (each names an IPPolicy of the mix, if there is one), ippolicy
+//   (2 rules), tunnelcredential (the operator writes its token to a Secret it owns),
+//   tlscertificate (its private key in a Secret the spec names, written with it); plus
+//   BENCH_UNRELATED_SECRETS (default 0) Secrets nothing names, which the operator must not hold;
+//   time until every CR is Ready=True for its current generation (lists polled);
+//   edgeward API calls per CR (operator /metrics, api="edgeward");
+//   steady-state edgeward API calls per minute (BENCH_STEADY_SECONDS, default 60, in 20 s slices);
+//   operator RSS (VmRSS and peak VmHWM from /proc/<pid>/status) and V8 heap used (/metrics).
+// BENCH_OPERATOR_ARGS adds operator flags (e.g. `--api-qps 100 --resync-period 2m`).
+// BENCH_OPERATOR_FROM=dist runs the operator as the image does, `node dist/cli.js` (run `npm run
+// build` first): tsx compiles in the process and adds about 200 MiB of RSS the image does not have.
 // Everything is loopback-only; every process and temp dir is removed in `finally`.
 
 import { execFile, spawn } from 'node:child_process';
@@ -27,10 +34,30 @@ import { ensureTools } from '../src/dev-cluster/tools.ts';
 
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
+const BUILT_CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const OPERATOR_FROM = process.env.BENCH_OPERATOR_FROM ?? 'src';
+if (!['src', 'dist'].includes(OPERATOR_FROM)) throw new Error('BENCH_OPERATOR_FROM: src or dist');
 const CRDS_DIR = fileURLToPath(new URL('../crds/', import.meta.url));
 const GROUP_VERSION = 'edgeward.dev/v1alpha1';
-const PER_N_TIMEOUT_MS = 15 * 60_000;
+const PER_N_TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MINUTES ?? 15) * 60_000;
 const STEADY_SECONDS = Number(process.env.BENCH_STEADY_SECONDS ?? 60);
+const UNRELATED_SECRETS = Number(process.env.BENCH_UNRELATED_SECRETS ?? 0);
+const OPERATOR_ARGS = (process.env.BENCH_OPERATOR_ARGS ?? '').split(/\s+/).filter((arg) => arg !== '');
+/** Kinds the bench can make, by lower-case name: the plural to list and one object's manifest. */
+const KINDS = {
+  tlsedge: { kind: 'TLSEdge', plural: 'tlsedges.edgeward.dev' },
+  ippolicy: { kind: 'IPPolicy', plural: 'ippolicies.edgeward.dev' },
+  tunnelcredential: { kind: 'TunnelCredential', plural: 'tunnelcredentials.edgeward.dev' },
+  tlscertificate: { kind: 'TLSCertificate', plural: 'tlscertificates.edgeward.dev' },
+};
+const kinds = String(process.env.BENCH_KINDS ?? 'tlsedge,ippolicy')
+  .split(',')
+  .map((s) => s.trim().toLowerCase())
+  .filter((s) => s !== '');
+for (const kind of kinds) {
+  if (!(kind in KINDS))
+    throw new Error(`BENCH_KINDS: ${kind} is not one of ${Object.keys(KINDS).join(', ')}`);
+}
 const sizes = String(process.argv[2] ?? process.env.BENCH_N ?? '200')
   .split(',')
   .map((s) => Number(s.trim()))
@@ -40,9 +67,9 @@ if (sizes.length === 0) throw new Error('BENCH_N: expected positive integers lik
 const children = new Set();
 const log = (line) => process.stderr.write(`[bench] ${line}\n`);
 
-/** Spawns a tsx child; keeps the last 20 kB of its output for error messages. */
-function startChild(name, args, env) {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+/** Spawns a tsx child (or the built CLI); keeps the last 20 kB of its output for error messages. */
+function startChild(name, args, env, built = false) {
+  const child = spawn(process.execPath, built ? [BUILT_CLI, ...args] : ['--import', 'tsx', CLI, ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -90,10 +117,22 @@ function metricSum(text, name, label) {
   return sum;
 }
 
-async function apiCalls(metricsUrl) {
+async function metricsText(metricsUrl) {
   const response = await fetch(metricsUrl);
   if (!response.ok) throw new Error(`GET ${metricsUrl}: ${response.status}`);
-  const text = await response.text();
+  return response.text();
+}
+
+/** V8 heap used (MiB), from prom-client's process metrics. */
+async function heapUsedMiB(metricsUrl) {
+  const line = (await metricsText(metricsUrl))
+    .split('\n')
+    .find((l) => l.startsWith('nodejs_heap_size_used_bytes '));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) / 2 ** 20 : Number.NaN;
+}
+
+async function apiCalls(metricsUrl) {
+  const text = await metricsText(metricsUrl);
   const byLabels = {};
   for (const line of text.split('\n')) {
     if (line.startsWith('edgeward_operator_api_requests_total{')) {
@@ -115,9 +154,39 @@ function memoryOf(pid) {
   return { rssMiB: kb('VmRSS') / 1024, peakMiB: kb('VmHWM') / 1024 };
 }
 
-function manifests(namespace, n) {
-  const policies = Math.max(1, Math.floor(n / 10));
+/** One self-signed P-256 certificate and key, shared by every TLSCertificate of a run. */
+async function benchCertificate(dir) {
+  const keyPath = join(dir, 'bench-key.pem');
+  const certPath = join(dir, 'bench-cert.pem');
+  await run('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-subj',
+    '/CN=bench.example.com',
+    '-addext',
+    'subjectAltName=DNS:bench.example.com',
+    '-days',
+    '30',
+    '-keyout',
+    keyPath,
+    '-out',
+    certPath,
+  ]);
+  return { certificatePem: readFileSync(certPath, 'utf8'), keyPem: readFileSync(keyPath, 'utf8') };
+}
+
+/** N CRs of the mix, split evenly (the first kinds take the remainder), and their Secrets. */
+function manifests(namespace, n, certificate) {
+  const counts = Object.fromEntries(
+    kinds.map((kind, i) => [kind, Math.floor(n / kinds.length) + (i < n % kinds.length ? 1 : 0)]),
+  );
   const items = [];
+  const policies = counts.ippolicy ?? 0;
   for (let p = 0; p < policies; p++) {
     items.push({
       apiVersion: GROUP_VERSION,
@@ -126,13 +195,13 @@ function manifests(namespace, n) {
       spec: {
         description: `bench policy ${p}`,
         rules: [
-          { cidr: `10.${p % 256}.0.0/16`, action: 'allow' },
+          { cidr: `10.${p % 256}.${Math.floor(p / 256) % 256}.0/24`, action: 'allow' },
           { cidr: `192.0.2.${p % 256}/32`, action: 'deny' },
         ],
       },
     });
   }
-  for (let e = 0; e < n; e++) {
+  for (let e = 0; e < (counts.tlsedge ?? 0); e++) {
     items.push({
       apiVersion: GROUP_VERSION,
       kind: 'TLSEdge',
@@ -142,12 +211,60 @@ function manifests(namespace, n) {
         hostports: [`e${e}.bench.example.com:443`],
         tlsTermination: { terminateAt: 'upstream' },
         backend: { labels: { app: `edge-${e}` } },
-        ipRestriction: { ipPolicyRefs: [{ name: `policy-${e % policies}` }] },
+        ...(policies > 0 ? { ipRestriction: { ipPolicyRefs: [{ name: `policy-${e % policies}` }] } } : {}),
       },
     });
   }
+  for (let c = 0; c < (counts.tunnelcredential ?? 0); c++) {
+    items.push({
+      apiVersion: GROUP_VERSION,
+      kind: 'TunnelCredential',
+      metadata: { name: `cred-${c}`, namespace },
+      spec: { description: `bench credential ${c}`, acl: [`bind:c${c}.bench.example.com`] },
+    });
+  }
+  for (let c = 0; c < (counts.tlscertificate ?? 0); c++) {
+    items.push({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: `cert-${c}-key`, namespace },
+      type: 'Opaque',
+      stringData: { 'tls.key': certificate.keyPem },
+    });
+    items.push({
+      apiVersion: GROUP_VERSION,
+      kind: 'TLSCertificate',
+      metadata: { name: `cert-${c}`, namespace },
+      spec: {
+        description: `bench certificate ${c}`,
+        certificatePem: certificate.certificatePem,
+        privateKeySecretRef: { name: `cert-${c}-key`, key: 'tls.key' },
+      },
+    });
+  }
+  for (let u = 0; u < UNRELATED_SECRETS; u++) {
+    // About the size of a typical application Secret: nothing names it.
+    items.push({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: `unrelated-${u}`, namespace, labels: { app: 'unrelated' } },
+      type: 'Opaque',
+      stringData: { password: randomBytes(24).toString('hex'), config: 'x'.repeat(1024) },
+    });
+  }
   // One multi-document YAML (JSON is valid YAML), applied in one kubectl call.
-  return { policies, yaml: items.map((item) => `---\n${JSON.stringify(item)}\n`).join('') };
+  return { counts, yaml: items.map((item) => `---\n${JSON.stringify(item)}\n`).join('') };
+}
+
+/** How many CRs of a kind are Ready=True for their current generation. */
+async function readyOf(kubectl, namespace, plural) {
+  const template =
+    '{range .items[*]}{.metadata.generation} {.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].observedGeneration}{"\\n"}{end}';
+  const text = await kubectl(['get', '-n', namespace, plural, '-o', `jsonpath=${template}`]);
+  return text
+    .split('\n')
+    .map((line) => line.split(' '))
+    .filter(([generation, status, observed]) => status === 'True' && observed === generation).length;
 }
 
 async function main() {
@@ -176,6 +293,7 @@ async function main() {
     };
     await kubectl(['apply', '-f', CRDS_DIR]);
     await kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', CRDS_DIR]);
+    const certificate = kinds.includes('tlscertificate') ? await benchCertificate(work) : undefined;
 
     for (const n of sizes) {
       const adminKey = randomBytes(32).toString('hex');
@@ -188,7 +306,8 @@ async function main() {
       try {
         const apiUrl = await waitUntil(
           'server listen address',
-          30_000,
+          // tsx compiles the server on start: slow on a loaded machine.
+          180_000,
           async () => /"listen":"([^"]+)"/.exec(server.output())?.[1],
           server,
         );
@@ -207,13 +326,15 @@ async function main() {
             `127.0.0.1:${metricsPort}`,
             '--probe-addr',
             `127.0.0.1:${probePort}`,
+            ...OPERATOR_ARGS,
           ],
           { KUBECONFIG: cluster.kubeconfigPath, EDGEWARD_API_KEY: adminKey },
+          OPERATOR_FROM === 'dist',
         );
         const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
         await waitUntil(
           'operator /readyz',
-          60_000,
+          180_000,
           async () => {
             const response = await fetch(`http://127.0.0.1:${probePort}/readyz`);
             return response.ok;
@@ -222,38 +343,42 @@ async function main() {
         );
         const before = await apiCalls(metricsUrl);
 
-        const { policies, yaml } = manifests(namespace, n);
-        log(`N=${n}: applying ${policies} IPPolicies + ${n} TLSEdges in ${namespace}`);
+        const { counts, yaml } = manifests(namespace, n, certificate);
+        const mix = Object.entries(counts).map(([kind, count]) => `${count} ${KINDS[kind].kind}`);
+        log(`N=${n}: applying ${mix.join(' + ')} + ${UNRELATED_SECRETS} unrelated Secrets in ${namespace}`);
         const t0 = performance.now();
         await kubectl(['apply', '-f', '-'], yaml);
         const applySeconds = (performance.now() - t0) / 1000;
         let readyCount = 0;
         let lastLog = 0;
         const deadline = Date.now() + PER_N_TIMEOUT_MS;
+        // Listing 10,000 CRs every second would load the API server more than the operator does.
+        const pollMs = Math.max(1000, n);
         for (;;) {
           if (operator.child.exitCode !== null) throw new Error(`operator exited:\n${operator.output()}`);
-          const list = JSON.parse(
-            await kubectl(['get', '-n', namespace, 'tlsedges.edgeward.dev', '-o', 'json']),
-          );
-          readyCount = list.items.filter((cr) => {
-            const ready = cr.status?.conditions?.find((c) => c.type === 'Ready');
-            return ready?.status === 'True' && ready.observedGeneration === cr.metadata.generation;
-          }).length;
+          readyCount = 0;
+          for (const kind of kinds) readyCount += await readyOf(kubectl, namespace, KINDS[kind].plural);
           if (readyCount === n) break;
           if (Date.now() > deadline) {
+            const memory = memoryOf(operator.child.pid);
             throw new Error(
-              `N=${n}: only ${readyCount}/${n} TLSEdges Ready after 15 min:\n${operator.output().slice(-4000)}`,
+              `N=${n}: only ${readyCount}/${n} CRs Ready after ${PER_N_TIMEOUT_MS / 60_000} min (operator RSS ${memory.rssMiB.toFixed(1)} MiB, peak ${memory.peakMiB.toFixed(1)} MiB, load ${readFileSync('/proc/loadavg', 'utf8').trim()}):\n${operator.output().slice(-4000)}`,
             );
           }
           if (Date.now() - lastLog > 10_000) {
-            log(`N=${n}: ${readyCount}/${n} Ready after ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+            const memory = memoryOf(operator.child.pid);
+            log(
+              `N=${n}: ${readyCount}/${n} Ready after ${((performance.now() - t0) / 1000).toFixed(0)} s (RSS ${memory.rssMiB.toFixed(0)} MiB, load ${readFileSync('/proc/loadavg', 'utf8').trim()})`,
+            );
             lastLog = Date.now();
           }
-          await sleep(1000);
+          await sleep(pollMs);
         }
         const convergeSeconds = (performance.now() - t0) / 1000;
         const converged = await apiCalls(metricsUrl);
         const memoryAtConvergence = memoryOf(operator.child.pid);
+        const heapAtConvergence = await heapUsedMiB(metricsUrl);
+        const loadAtConvergence = readFileSync('/proc/loadavg', 'utf8').trim();
 
         log(
           `N=${n}: converged in ${convergeSeconds.toFixed(1)} s; sampling steady state for ${STEADY_SECONDS} s`,
@@ -261,15 +386,18 @@ async function main() {
         const steadyStart = await apiCalls(metricsUrl);
         const s0 = performance.now();
         // Sampled in slices too, so a draining tail can be told from a loop that never stops.
+        const slices = [];
         for (let slice = 0, last = steadyStart.edgeward; slice < Math.ceil(STEADY_SECONDS / 20); slice++) {
           await sleep(Math.min(20, STEADY_SECONDS - slice * 20) * 1000);
           const now = (await apiCalls(metricsUrl)).edgeward;
           log(`N=${n}: steady +${(slice + 1) * 20} s: ${now - last} edgeward calls in this slice`);
+          slices.push(now - last);
           last = now;
         }
         const steadyEnd = await apiCalls(metricsUrl);
         const steadyMinutes = (performance.now() - s0) / 60_000;
         const memoryAfter = memoryOf(operator.child.pid);
+        const heapAfter = await heapUsedMiB(metricsUrl);
 
         // Which calls continue when nothing changes: the label sets whose counters moved.
         const steadyBreakdown = Object.entries(steadyEnd.byLabels)
@@ -279,17 +407,22 @@ async function main() {
         const edgewardCalls = converged.edgeward - before.edgeward;
         results.push({
           n,
-          policies,
+          mix,
           applySeconds,
           convergeSeconds,
           edgewardCalls,
-          perResource: edgewardCalls / (n + policies),
+          perResource: edgewardCalls / n,
           kubernetesCalls: converged.kubernetes - before.kubernetes,
           steadyEdgewardPerMin: (steadyEnd.edgeward - steadyStart.edgeward) / steadyMinutes,
           steadyKubernetesPerMin: (steadyEnd.kubernetes - steadyStart.kubernetes) / steadyMinutes,
           rssAtConvergence: memoryAtConvergence.rssMiB,
           rssAfterSteady: memoryAfter.rssMiB,
           peakRss: memoryAfter.peakMiB,
+          heapAtConvergence,
+          heapAfter,
+          loadAtConvergence,
+          loadAfter: readFileSync('/proc/loadavg', 'utf8').trim(),
+          slices,
           steadyBreakdown,
         });
         printTable(results.at(-1));
@@ -308,18 +441,25 @@ async function main() {
 
 function printTable(r) {
   const rows = [
-    ['TLSEdges (N)', r.n],
-    ['IPPolicies (N/10, 2 rules each)', r.policies],
+    ['CRs (N)', r.n],
+    ['mix', r.mix.join(', ')],
+    ['unrelated Secrets', UNRELATED_SECRETS],
+    ['operator run from', OPERATOR_FROM === 'dist' ? 'dist/cli.js (as the image)' : 'src through tsx'],
     ['kubectl apply (s)', r.applySeconds.toFixed(1)],
     ['time to all Ready=True (s)', r.convergeSeconds.toFixed(1)],
     ['edgeward API calls to converge', r.edgewardCalls],
-    ['edgeward API calls per resource', r.perResource.toFixed(2)],
+    ['edgeward API calls per CR', r.perResource.toFixed(2)],
     ['Kubernetes API calls to converge', r.kubernetesCalls],
     [`steady edgeward calls/min (${STEADY_SECONDS} s)`, r.steadyEdgewardPerMin.toFixed(1)],
+    ['steady edgeward calls per 20 s slice', r.slices.join(' ')],
     [`steady Kubernetes calls/min (${STEADY_SECONDS} s)`, r.steadyKubernetesPerMin.toFixed(1)],
     ['operator RSS at convergence (MiB)', r.rssAtConvergence.toFixed(1)],
     ['operator RSS after steady (MiB)', r.rssAfterSteady.toFixed(1)],
     ['operator peak RSS VmHWM (MiB)', r.peakRss.toFixed(1)],
+    ['operator heap used at convergence (MiB)', r.heapAtConvergence.toFixed(1)],
+    ['operator heap used after steady (MiB)', r.heapAfter.toFixed(1)],
+    ['load average at convergence', r.loadAtConvergence],
+    ['load average after steady', r.loadAfter],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   process.stdout.write(`\nedgeward operator convergence, N=${r.n}\n`);

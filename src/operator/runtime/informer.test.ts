@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Informer } from './informer.js';
+import { stripForCache } from './cache-transform.js';
+import { Informer, type InformerOptions } from './informer.js';
 import { CONFIG_MAP } from './kinds.js';
 import type { ListWatchSource, WatchEventType, WatchStatus } from './list-watch.js';
 
@@ -109,12 +110,18 @@ function recorder() {
 }
 
 const informers: Informer<Obj>[] = [];
-function informerOf(source: ScriptedSource, namespaces?: string[], pageSize = 500): Informer<Obj> {
+function informerOf(
+  source: ScriptedSource,
+  namespaces?: string[],
+  pageSize = 500,
+  cacheOptions: Pick<InformerOptions<Obj>, 'transform' | 'filter'> = {},
+): Informer<Obj> {
   const informer = new Informer<Obj>({
     kind: CONFIG_MAP,
     source,
     namespaces,
     pageSize,
+    ...cacheOptions,
     backoff: { initialMs: 5, maxMs: 20 },
     random: () => 0.5,
   });
@@ -296,5 +303,55 @@ describe('Informer', () => {
     await informer.stop();
     expect(watch.aborted).toBe(true);
     await expect(informer.waitForSync()).resolves.toBeUndefined();
+  });
+
+  it('caches and hands to handlers only the transformed object, listed or watched', async () => {
+    const source = new ScriptedSource();
+    const withManagedFields = (o: Obj): Obj => ({
+      ...o,
+      metadata: { ...o.metadata, managedFields: [{ manager: 'kubectl' }] },
+    });
+    source.items.set('', [withManagedFields(obj('a', 'one', '10'))]);
+    const informer = informerOf(source, undefined, 500, { transform: stripForCache });
+    const seen: Obj[] = [];
+    informer.addHandlers({ onAdd: (o) => seen.push(o), onUpdate: (_p, o) => seen.push(o) });
+    informer.start();
+    await informer.waitForSync();
+    const watch = await source.watchNumber(1);
+    watch.emit('MODIFIED', withManagedFields(obj('a', 'one', '11', 'changed')));
+    expect(seen.map((o) => o.metadata?.managedFields)).toEqual([undefined, undefined]);
+    // One copy: the handler got the very object the cache holds.
+    expect(informer.cache.get('a', 'one')).toBe(seen[1]);
+    expect(informer.cache.get('a', 'one')?.data?.value).toBe('changed');
+  });
+
+  it('caches only what the filter admits, and still reports deletions of what it admits', async () => {
+    const source = new ScriptedSource();
+    source.items.set('', [obj('a', 'named', '10'), obj('a', 'unrelated', '11'), obj('a', 'later', '12')]);
+    const wanted = new Set(['named']);
+    const informer = informerOf(source, undefined, 500, {
+      filter: (o) => wanted.has(o.metadata?.name ?? ''),
+    });
+    const { events, handlers } = recorder();
+    informer.addHandlers(handlers);
+    informer.start();
+    await informer.waitForSync();
+    expect(names(informer)).toEqual(['a/named']);
+    const watch = await source.watchNumber(1);
+    watch.emit('MODIFIED', obj('a', 'unrelated', '13'));
+    expect(names(informer)).toEqual(['a/named']);
+    // Named after the list: cached from its next change, as an add.
+    wanted.add('later');
+    watch.emit('MODIFIED', obj('a', 'later', '14'));
+    expect(names(informer)).toEqual(['a/later', 'a/named']);
+    // No longer wanted: forgotten without an event (it was not deleted).
+    wanted.delete('named');
+    watch.emit('MODIFIED', obj('a', 'named', '15'));
+    expect(names(informer)).toEqual(['a/later']);
+    // Wanted but never cached (read directly by its user): its deletion is still reported.
+    wanted.add('gone');
+    watch.emit('DELETED', obj('a', 'gone', '16'));
+    watch.emit('DELETED', obj('a', 'unrelated', '17'));
+    expect(events).toEqual(['add named@10', 'add later@14', 'delete gone']);
   });
 });

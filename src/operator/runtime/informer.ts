@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import type { CacheTransform } from './cache-transform.js';
 import { pause } from './delay.js';
 import { keyOf, type ResourceKind } from './kinds.js';
 import { isGone } from './kube-errors.js';
@@ -23,6 +24,18 @@ export interface InformerOptions<T extends KubernetesObject> {
   watchTimeoutSeconds?: number;
   /** Backoff between failed lists/watches: doubles from initialMs to maxMs, jittered. */
   backoff?: { initialMs?: number; maxMs?: number };
+  /**
+   * Applied to every listed and watched object before it is cached or handed to handlers (the
+   * cache holds only what it returns): drop what no reconcile reads. Default: none.
+   */
+  transform?: CacheTransform;
+  /**
+   * Which objects to cache (after `transform`); default all. One that stops passing is forgotten
+   * without an event (it was not deleted); one that starts passing is added by its next event.
+   * The deletion of an uncached object that passes is still reported, so whoever read it directly
+   * learns it is gone.
+   */
+  filter?: (object: T) => boolean;
   log?: Logger;
   random?: () => number;
 }
@@ -75,6 +88,7 @@ export class Informer<T extends KubernetesObject> implements InformerReader<T> {
   readonly #reflectors: Reflector<T>[];
   readonly #log: Logger;
   readonly #syncWaiters = new Set<() => void>();
+  readonly #filter: ((object: T) => boolean) | undefined;
   #abort: AbortController | undefined;
   #running: Promise<void>[] = [];
   readonly stats: InformerStats = { lists: 0, relistsAfterGone: 0, watchesStarted: 0, errors: 0 };
@@ -82,6 +96,7 @@ export class Informer<T extends KubernetesObject> implements InformerReader<T> {
   constructor(options: InformerOptions<T>) {
     this.kind = options.kind;
     this.#log = (options.log ?? silentLogger).child({ informer: options.kind.kind });
+    this.#filter = options.filter;
     const namespaces = [...new Set(options.namespaces ?? [])];
     const scopes = namespaces.length === 0 ? [undefined] : namespaces;
     const sink: ReflectorSink<T> = {
@@ -160,6 +175,10 @@ export class Informer<T extends KubernetesObject> implements InformerReader<T> {
   }
 
   #upsert(object: T): void {
+    if (this.#filter && !this.#filter(object)) {
+      this.#cache.remove(keyOf(object));
+      return;
+    }
     const previous = this.#cache.put(object);
     if (!previous) {
       this.#emit('onAdd', (handlers) => handlers.onAdd?.(object));
@@ -169,7 +188,8 @@ export class Informer<T extends KubernetesObject> implements InformerReader<T> {
   }
 
   #delete(object: T): void {
-    if (this.#cache.remove(keyOf(object))) this.#emit('onDelete', (handlers) => handlers.onDelete?.(object));
+    const cached = this.#cache.remove(keyOf(object));
+    if (cached || this.#filter?.(object)) this.#emit('onDelete', (handlers) => handlers.onDelete?.(object));
   }
 
   /** A full list of one scope: store it, and delete what the cache has in that scope but the list has not. */
@@ -249,13 +269,14 @@ class Reflector<T extends KubernetesObject> {
   }
 
   async #list(signal: AbortSignal): Promise<void> {
-    const { source, pageSize = 500 } = this.#informer.options;
+    const { source, pageSize = 500, transform } = this.#informer.options;
     const items: T[] = [];
     let next: string | undefined;
     let resourceVersion = '';
     do {
       const page = await source.list(this.namespace, { limit: pageSize, continue: next });
-      items.push(...page.items);
+      // Trimmed page by page: a relist of 10,000 objects never holds them all untrimmed at once.
+      for (const item of page.items) items.push(transform ? transform(item) : item);
       next = page.continue;
       resourceVersion = page.resourceVersion;
     } while (next && !signal.aborted);
@@ -272,7 +293,8 @@ class Reflector<T extends KubernetesObject> {
 
   /** One watch, until the server ends it (resolves) or it fails (rejects; 410 as GoneError). */
   #watch(signal: AbortSignal): Promise<{ events: number; durationMs: number }> {
-    const { source, watchTimeoutSeconds, random = Math.random } = this.#informer.options;
+    const { source, watchTimeoutSeconds, random = Math.random, transform } = this.#informer.options;
+    const trim = (object: T) => (transform ? transform(object) : object);
     const informer = this.#informer;
     const started = Date.now();
     let events = 0;
@@ -310,11 +332,11 @@ class Reflector<T extends KubernetesObject> {
             switch (type) {
               case 'ADDED':
               case 'MODIFIED':
-                informer.upsert(object as T);
+                informer.upsert(trim(object as T));
                 advance(object as T);
                 break;
               case 'DELETED':
-                informer.delete(object as T);
+                informer.delete(trim(object as T));
                 advance(object as T);
                 break;
               case 'BOOKMARK':

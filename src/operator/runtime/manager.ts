@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { ClientOptions } from '../../client/transport.js';
+import { type CacheTransform, composeTransforms, stripForCache } from './cache-transform.js';
 import { instrumentedClientOptions } from './client-instrumentation.js';
 import { EventRecorder } from './events.js';
 import { parseListenAddress, type RunningServer } from './http-listener.js';
@@ -53,6 +54,16 @@ export interface WatchSpec {
   map?: (object: KubernetesObject) => string[];
   /** Narrow the informer (e.g. only Secrets with the operator's label). */
   selectors?: SelectorOptions;
+  /** Trim the watched objects further than the manager's `cacheTransform` (see `InformerConfig`). */
+  transform?: CacheTransform;
+  /**
+   * `'mapped'`: cache only the objects some watch of this informer maps to a key (e.g. only the
+   * Secrets a spec names, not every Secret of the cluster); each watch of the informer must say
+   * so, or it caches all. The informer then starts after the others have synced, so the reference
+   * indexes its maps read are full. A reader of the cache must read what is missing directly: an
+   * object named after its last change is cached only from its next one. Default `'all'`.
+   */
+  cache?: 'all' | 'mapped';
   /**
    * Which updates of the watched object enqueue its dependents. Default
    * `referenceStateChanged`: for edgeward kinds only a new server id, a Ready flip or a deletion
@@ -130,6 +141,27 @@ export interface ManagerOptions {
    */
   concurrency?: { default: number; perKind: Readonly<Record<string, number>> };
   metrics?: OperatorMetrics;
+  /**
+   * Applied to every object of every informer before it is cached (controller-runtime's
+   * `cache.Options.DefaultTransform`). Default `stripForCache`: no managedFields, no kubectl
+   * last-applied annotation.
+   */
+  cacheTransform?: CacheTransform;
+}
+
+/** What the watches of one informer say about caching: all objects, or only those mapped. */
+interface CachePolicy {
+  all: boolean;
+  maps: Array<(object: KubernetesObject) => string[]>;
+}
+
+/** Which informer of a kind, and how it trims: one informer per kind and selectors. */
+export interface InformerConfig extends SelectorOptions {
+  /**
+   * Applied after the manager's `cacheTransform`. Every user of one informer must pass the same
+   * function (a module constant), as they share its cache.
+   */
+  transform?: CacheTransform;
 }
 
 export type StopReason = 'stopped' | 'leadership-lost';
@@ -150,6 +182,8 @@ export class Manager {
   readonly log: Logger;
   readonly #options: ManagerOptions;
   readonly #informers = new Map<string, Informer<KubernetesObject>>();
+  readonly #transforms = new Map<string, CacheTransform | undefined>();
+  readonly #cachePolicies = new Map<string, CachePolicy>();
   // biome-ignore lint/suspicious/noExplicitAny: controllers of different object types share one list.
   readonly #controllers: RegisteredController<any>[] = [];
   readonly #resyncs: ResyncScheduler<KubernetesObject>[] = [];
@@ -228,20 +262,37 @@ export class Manager {
   }
 
   /** The shared informer of a kind (created on first use; started by `start`, or now if running). */
-  informer<T extends KubernetesObject>(kind: ResourceKind, selectors: SelectorOptions = {}): Informer<T> {
-    const id = `${kindId(kind)}?${selectors.labelSelector ?? ''}&${selectors.fieldSelector ?? ''}`;
+  informer<T extends KubernetesObject>(kind: ResourceKind, config: InformerConfig = {}): Informer<T> {
+    const id = informerId(kind, config);
     let informer = this.#informers.get(id);
     if (!informer) {
+      const base = this.#options.cacheTransform ?? stripForCache;
       informer = new Informer<KubernetesObject>({
         kind,
-        source: kubeListWatch(this.api, kind, selectors),
+        source: kubeListWatch(this.api, kind, {
+          labelSelector: config.labelSelector,
+          fieldSelector: config.fieldSelector,
+        }),
         namespaces: this.#options.namespaces,
+        transform: composeTransforms(base, config.transform),
+        filter: (object) => this.#caches(id, object),
         log: this.log,
       });
       this.#informers.set(id, informer);
+      this.#transforms.set(id, config.transform);
       if (this.#state === 'starting' || this.#state === 'running') informer.start();
+    } else if (this.#transforms.get(id) !== config.transform) {
+      // Two users trimming one shared cache differently: one of them would read what it lacks.
+      throw new Error(`the informer of ${kind.kind} (${id}) is already in use with another transform`);
     }
     return informer as unknown as Informer<T>;
+  }
+
+  /** Whether an informer caches `object` (see `WatchSpec.cache`). */
+  #caches(id: string, object: KubernetesObject): boolean {
+    const policy = this.#cachePolicies.get(id);
+    if (!policy || policy.all) return true;
+    return policy.maps.some((map) => map(object).length > 0);
   }
 
   register<T extends KubernetesObject>(controller: Controller<T>): RegisteredController<T> {
@@ -278,7 +329,13 @@ export class Manager {
         for (const key of new Set(objects.flatMap(map))) queue.add(key);
       };
       const watchedChanged = watch.shouldEnqueue ?? referenceStateChanged;
-      this.informer(watch.kind, watch.selectors).addHandlers({
+      const config = { ...watch.selectors, transform: watch.transform };
+      const id = informerId(watch.kind, config);
+      const policy = this.#cachePolicies.get(id) ?? { all: false, maps: [] };
+      policy.all ||= (watch.cache ?? 'all') === 'all';
+      policy.maps.push(map);
+      this.#cachePolicies.set(id, policy);
+      this.informer(watch.kind, config).addHandlers({
         onAdd: (object) => enqueue(object),
         onUpdate: (previous, object) => {
           if (watchedChanged(previous, object)) enqueue(previous, object);
@@ -326,9 +383,17 @@ export class Manager {
         }),
       );
     }
-    for (const informer of this.#informers.values()) informer.start();
+    // Informers that cache only mapped objects start last, when the indexes their maps read are full.
+    const mappedOnly = (id: string) => this.#cachePolicies.get(id)?.all === false;
+    const phases = [
+      [...this.#informers].filter(([id]) => !mappedOnly(id)),
+      [...this.#informers].filter(([id]) => mappedOnly(id)),
+    ];
     try {
-      await Promise.all([...this.#informers.values()].map((informer) => informer.waitForSync(signal)));
+      for (const phase of phases) {
+        for (const [, informer] of phase) informer.start();
+        await Promise.all(phase.map(([, informer]) => informer.waitForSync(signal)));
+      }
     } catch (error) {
       await this.stop();
       throw new Error('caches did not sync', { cause: error });
@@ -460,4 +525,8 @@ export class Manager {
       }
     }
   }
+}
+
+function informerId(kind: ResourceKind, selectors: SelectorOptions): string {
+  return `${kindId(kind)}?${selectors.labelSelector ?? ''}&${selectors.fieldSelector ?? ''}`;
 }

@@ -37,6 +37,26 @@ describe('ResyncScheduler', () => {
     expect(resync.dueAt('ns/a')).toBe(1_140_000);
   });
 
+  it('spreads 10,000 objects listed at once over a whole period, and keeps them spread', () => {
+    const objects = Array.from({ length: 10_000 }, (_, i) => object(`o${i}`));
+    const enqueuedAt: number[] = [];
+    let now = 0;
+    const resync = new ResyncScheduler({
+      list: () => objects,
+      enqueue: () => enqueuedAt.push(now),
+      defaultPeriodMs: 600_000,
+    });
+    for (now = 0; now <= 1_800_000; now += 10_000) resync.tick(now);
+    // Per minute, over the first three periods: never more than twice the even share (1,000).
+    const perMinute = new Map<number, number>();
+    for (const at of enqueuedAt)
+      perMinute.set(Math.floor(at / 60_000), (perMinute.get(Math.floor(at / 60_000)) ?? 0) + 1);
+    expect(Math.min(...enqueuedAt)).toBeGreaterThanOrEqual(300_000);
+    expect(Math.max(...perMinute.values())).toBeLessThan(2000);
+    // Every minute from 5 to 30 has some: a flat line, not bursts with gaps between.
+    for (let minute = 6; minute < 30; minute++) expect(perMinute.get(minute) ?? 0).toBeGreaterThan(500);
+  });
+
   it('reschedules when the annotation changes and drops objects that left the cache', () => {
     const objects = [object('a')];
     const enqueued: string[] = [];

@@ -24,7 +24,7 @@ export interface ResyncOptions<T extends KubernetesObject> {
 /**
  * Jittered periodic resync: every cached object is enqueued again about once per period (10 min
  * by default, or the duration in its `edgeward.dev/resync-period` annotation), each on its own
- * schedule so a thousand objects do not resync at once. This is how drift on the server is
+ * schedule, first spread over a whole period, so a thousand objects do not resync at once. This is how drift on the server is
  * found and repaired. Objects leave the schedule when they leave the cache.
  */
 export class ResyncScheduler<T extends KubernetesObject> {
@@ -74,8 +74,10 @@ export class ResyncScheduler<T extends KubernetesObject> {
       const periodMs = this.periodOf(object);
       const due = this.#due.get(key);
       if (!due || due.periodMs !== periodMs) {
-        // New here, or its annotation changed: the next resync is one (new) period from now.
-        this.#due.set(key, { at: now + this.#jittered(periodMs), periodMs });
+        // New here, or its annotation changed: the first resync falls anywhere in half a period to
+        // one and a half, so 10,000 objects listed at once resync spread over a whole period (with
+        // the ±10 % of later periods alone they would all come due within 2 of 10 minutes).
+        this.#due.set(key, { at: now + Math.round(periodMs * (0.5 + this.#random())), periodMs });
       } else if (now >= due.at) {
         this.#options.enqueue(key);
         this.#due.set(key, { at: now + this.#jittered(periodMs), periodMs });
@@ -86,7 +88,10 @@ export class ResyncScheduler<T extends KubernetesObject> {
 
   #jittered(periodMs: number): number {
     const jitter = this.#options.jitter ?? 0.1;
-    const random = this.#options.random ?? Math.random;
-    return Math.round(periodMs * (1 + jitter * (2 * random() - 1)));
+    return Math.round(periodMs * (1 + jitter * (2 * this.#random() - 1)));
+  }
+
+  #random(): number {
+    return (this.#options.random ?? Math.random)();
   }
 }

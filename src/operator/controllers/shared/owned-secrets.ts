@@ -1,6 +1,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { withoutSecretData } from '../../runtime/cache-transform.js';
 import { getIfExists } from '../../runtime/get-if-exists.js';
-import type { ResourceKind } from '../../runtime/kinds.js';
+import { type ResourceKind, SECRET } from '../../runtime/kinds.js';
+import type { WatchSpec } from '../../runtime/manager.js';
 import type { KubeResources } from '../../runtime/resource-client.js';
 import { sameJson } from '../../runtime/same-json.js';
 import { controllerReference } from '../../runtime/watch-mappers.js';
@@ -10,6 +12,20 @@ import type { SecretObject } from './secret-values.js';
 /** Put on every Secret the operator writes, so its Secret informer watches only those. */
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'edgeward-operator';
+
+/**
+ * The watch of the Secrets the operator writes (`ownersOf(kind)` as `map`: a deleted or edited one
+ * reconciles its owner). Only the labelled ones, and without their values: owners read them with
+ * a GET, the watch needs only who owns what.
+ */
+export function ownedSecretsWatch(map: (secret: KubernetesObject) => string[]): WatchSpec {
+  return {
+    kind: SECRET,
+    map,
+    selectors: { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` },
+    transform: withoutSecretData,
+  };
+}
 
 /** Whether `owner` is among the owners of `secret` (by uid). */
 export function ownedBy(secret: KubernetesObject, owner: KubernetesObject): boolean {

@@ -31,13 +31,17 @@ export const versionKey = (ref: { name: string; key: string }) => `${ref.name}/$
 
 /**
  * The watch of the Secrets specs name: a Secret created, edited or deleted reconciles the objects
- * naming it (through the reference index; declare them with `secretReferences`). The informer
- * leaves out the two kinds of Secrets no spec names and that make up most of a cluster's Secret
- * bytes: Helm release records and legacy service-account tokens.
+ * naming it (through the reference index; declare them with `secretReferences`). It caches only
+ * the Secrets some spec names (`cache: 'mapped'`), not every Secret of the watched namespaces;
+ * the server leaves out the two kinds no spec names and that make up most of a cluster's Secret
+ * bytes: Helm release records and legacy service-account tokens. Values are read with a GET
+ * (`readSecretValues`), or from this cache with a GET when it misses (a Secret named after its
+ * last change is cached only from its next one).
  */
 export const NAMED_SECRETS_WATCH: WatchSpec = {
   kind: SECRET,
   selectors: { fieldSelector: 'type!=helm.sh/release.v1,type!=kubernetes.io/service-account-token' },
+  cache: 'mapped',
 };
 
 /** The reference-index entries of the Secrets a spec names (see `NAMED_SECRETS_WATCH`). */

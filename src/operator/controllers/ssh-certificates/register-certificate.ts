@@ -4,7 +4,7 @@ import type { Manager, RegisteredController } from '../../runtime/manager.js';
 import { ownersOf } from '../../runtime/watch-mappers.js';
 import { SSH_CERTIFICATE_AUTHORITY } from '../kinds.js';
 import { registerManaged } from '../managed/register-managed.js';
-import { MANAGED_BY, MANAGED_BY_LABEL } from '../shared/owned-secrets.js';
+import { ownedSecretsWatch } from '../shared/owned-secrets.js';
 import type { ReferencedObject } from '../shared/ready-references.js';
 import type { SecretObject } from '../shared/secret-values.js';
 import {
@@ -35,13 +35,6 @@ export function registerSshCertificate<T extends SshCertificateObject, Remote ex
       const ref = certificate.spec.sshCertificateAuthorityRef;
       return ref ? [{ kind: SSH_CERTIFICATE_AUTHORITY.kind, name: ref.name }] : [];
     },
-    watches: [
-      { kind: SSH_CERTIFICATE_AUTHORITY },
-      {
-        kind: SECRET,
-        map: ownersOf(kind),
-        selectors: { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` },
-      },
-    ],
+    watches: [{ kind: SSH_CERTIFICATE_AUTHORITY }, ownedSecretsWatch(ownersOf(kind))],
   });
 }

@@ -6,7 +6,7 @@ import type { BotUserObject } from '../bot-user/sync.js';
 import { BOT_USER, TUNNEL_CREDENTIAL } from '../kinds.js';
 import { registerManaged } from '../managed/register-managed.js';
 import { credentialOwnerReferences } from '../shared/credential-owner.js';
-import { MANAGED_BY, MANAGED_BY_LABEL } from '../shared/owned-secrets.js';
+import { ownedSecretsWatch } from '../shared/owned-secrets.js';
 import type { SecretObject } from '../shared/secret-values.js';
 import { type TunnelCredentialObject, tunnelCredentialSync } from './sync.js';
 
@@ -25,13 +25,6 @@ export function registerTunnelCredential(
   });
   return registerManaged(manager, TUNNEL_CREDENTIAL, sync, {
     references: (credential) => credentialOwnerReferences(credential.spec),
-    watches: [
-      { kind: BOT_USER },
-      {
-        kind: SECRET,
-        map: ownersOf(TUNNEL_CREDENTIAL),
-        selectors: { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}` },
-      },
-    ],
+    watches: [{ kind: BOT_USER }, ownedSecretsWatch(ownersOf(TUNNEL_CREDENTIAL))],
   });
 }

@@ -59,6 +59,7 @@ export function registerTunnel(
     tunnels: manager.informer<TunnelObject>(TUNNEL),
     credentials: manager.informer<TunnelCredentialObject>(TUNNEL_CREDENTIAL),
     secrets: manager.informer<SecretObject>(SECRET, NAMED_SECRETS_WATCH.selectors),
+    secretClient: manager.resources<SecretObject>(SECRET),
     services: manager.informer<ServiceObject>(SERVICE),
     slices: manager.informer<EndpointSliceObject>(ENDPOINT_SLICE, SLICE_SELECTORS),
     statusWriter: manager.statusWriter,

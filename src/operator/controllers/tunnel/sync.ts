@@ -5,6 +5,7 @@ import { tunnelGroupLabels } from '../../../schemas/tunnel-group-backends.js';
 import type { TunnelSpec, TunnelStatus } from '../../crds/kinds/tunnel.js';
 import { ConditionType, getCondition, setCondition } from '../../runtime/conditions.js';
 import type { EventReporter } from '../../runtime/events.js';
+import { getIfExists } from '../../runtime/get-if-exists.js';
 import type { InformerReader } from '../../runtime/informer.js';
 import type { ReconcileOutcome, ReconcileRequest } from '../../runtime/manager.js';
 import type { KubeResources } from '../../runtime/resource-client.js';
@@ -22,12 +23,18 @@ import {
 
 export type TunnelObject = KubernetesObject & { spec: TunnelSpec; status?: TunnelStatus };
 
-/** Everything the reconcile reads comes from informer caches: it makes no API call but the status write. */
+/**
+ * What the reconcile reads comes from informer caches: it makes no API call but the status write,
+ * and a GET of a token Secret the Secret cache does not hold yet (it caches only Secrets that
+ * Tunnels name, from their first change after being named).
+ */
 export interface TunnelDeps {
   client: KubeResources<TunnelObject>;
   tunnels: InformerReader<TunnelObject>;
   credentials: InformerReader<TunnelCredentialObject>;
   secrets: InformerReader<SecretObject>;
+  /** Reads a token Secret the cache misses. */
+  secretClient: KubeResources<SecretObject>;
   services: InformerReader<ServiceObject>;
   slices: InformerReader<EndpointSliceObject>;
   statusWriter: StatusWriter;
@@ -64,7 +71,7 @@ export async function reconcileTunnel(
     deps.agents.stop(request.key);
     return undefined;
   }
-  const plan = planAgent(deps, tunnel, request.key);
+  const plan = await planAgent(deps, tunnel, request.key);
   if (!plan.ready) {
     deps.agents.stop(request.key);
     await writeTunnelStatus(
@@ -84,7 +91,7 @@ export async function reconcileTunnel(
   return retryInMs === undefined ? undefined : { requeueAfterMs: retryInMs + 1000 };
 }
 
-function planAgent(deps: TunnelDeps, tunnel: TunnelObject, key: string): Plan {
+async function planAgent(deps: TunnelDeps, tunnel: TunnelObject, key: string): Promise<Plan> {
   const { spec } = tunnel;
   const namespace = tunnel.metadata?.namespace;
   const labels = tunnelGroupLabels.safeParse(spec.labels);
@@ -105,7 +112,7 @@ function planAgent(deps: TunnelDeps, tunnel: TunnelObject, key: string): Plan {
   } catch {
     return blocked('InvalidSpec', `spec.edgeAddr: '${edgeAddr}' is not host:port`);
   }
-  const token = resolveToken(deps, tunnel);
+  const token = await resolveToken(deps, tunnel);
   if (!token.ready) return token;
   const forward = resolveForward(deps, tunnel, namespace, key);
   if ('ready' in forward) return forward;
@@ -122,10 +129,10 @@ function planAgent(deps: TunnelDeps, tunnel: TunnelObject, key: string): Plan {
 }
 
 /** The authtoken: the token Secret of the named TunnelCredential, or the named Secret key. */
-function resolveToken(
+async function resolveToken(
   deps: TunnelDeps,
   tunnel: TunnelObject,
-): { ready: true; token: string; attempt: string } | Blocked {
+): Promise<{ ready: true; token: string; attempt: string } | Blocked> {
   const namespace = tunnel.metadata?.namespace;
   const { credentialRef, tokenSecretRef } = tunnel.spec;
   if (credentialRef) {
@@ -136,7 +143,7 @@ function resolveToken(
       return blocked('TokenUnavailable', `${what} is being deleted`);
     // The Secret the credential controller writes (status says which once it has): key `token`.
     const secretName = credential.status?.tokenSecretName ?? tokenSecretName(credential);
-    const token = secretText(deps, namespace, secretName, TOKEN_KEY);
+    const token = await secretText(deps, namespace, secretName, TOKEN_KEY);
     if (!token) {
       return blocked('TokenUnavailable', `${what} has no token yet (Secret ${secretName}, key ${TOKEN_KEY})`);
     }
@@ -144,7 +151,7 @@ function resolveToken(
     return { ready: true, token, attempt: String(credential.metadata?.generation ?? '') };
   }
   if (tokenSecretRef) {
-    const token = secretText(deps, namespace, tokenSecretRef.name, tokenSecretRef.key);
+    const token = await secretText(deps, namespace, tokenSecretRef.name, tokenSecretRef.key);
     if (!token) {
       return blocked(
         'TokenUnavailable',
@@ -156,13 +163,16 @@ function resolveToken(
   return blocked('InvalidSpec', 'one of spec.credentialRef and spec.tokenSecretRef must be set');
 }
 
-function secretText(
+async function secretText(
   deps: TunnelDeps,
   namespace: string | undefined,
   name: string,
   key: string,
-): string | undefined {
-  const encoded = deps.secrets.cache.get(namespace, name)?.data?.[key];
+): Promise<string | undefined> {
+  const secret =
+    deps.secrets.cache.get(namespace, name) ??
+    (await getIfExists(deps.secretClient, namespace, name, `reading Secret ${name}`));
+  const encoded = secret?.data?.[key];
   const text = encoded ? Buffer.from(encoded, 'base64').toString('utf8').trim() : '';
   return text === '' ? undefined : text;
 }
