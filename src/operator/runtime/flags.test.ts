@@ -64,7 +64,7 @@ describe('runtime flags', () => {
       metricsAddress: '0',
       leaderElection: { namespace: 'edgeward-system', name: 'edge-lease' },
       kubeRateLimit: { qps: 50, burst: 30 },
-      apiRateLimit: { qps: 10, burst: 5 },
+      apiRateLimit: { qps: 200, burst: 5 },
       resyncPeriodMs: 90_000,
     });
   });

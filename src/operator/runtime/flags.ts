@@ -15,10 +15,16 @@ export const RUNTIME_FLAGS = {
   'leader-elect': { type: 'boolean', default: false },
   'leader-election-namespace': { type: 'string' },
   'leader-election-id': { type: 'string', default: 'edgeward-operator' },
-  'kube-api-qps': { type: 'string', default: '20' },
+  // 0: no client-side limit, as controller-runtime since v0.21 (sig-apimachinery's advice): the
+  // apiserver's Priority and Fairness queues and sheds load and its 429s pause every request
+  // here; the reconcile workers bound what is in flight. 20/30 made 1,000 TLSEdges wait ~4 min on
+  // their status writes and finalizer patches alone.
+  'kube-api-qps': { type: 'string', default: '0' },
   'kube-api-burst': { type: 'string', default: '30' },
-  'api-qps': { type: 'string', default: '10' },
-  'api-burst': { type: 'string', default: '20' },
+  // The server's default per-key budget (12,000 requests a minute, --rate-limit): an operator
+  // converging a large apply uses what its key is granted, and no more.
+  'api-qps': { type: 'string', default: '200' },
+  'api-burst': { type: 'string', default: '200' },
   'max-concurrent-reconciles': { type: 'string', default: '2' },
   'resync-period': { type: 'string', default: '10m' },
   'shutdown-timeout': { type: 'string', default: '25s' },
@@ -31,8 +37,13 @@ export const RUNTIME_FLAGS_HELP = `  --watch-namespaces A,B          watch only 
   --leader-elect                  run workers only while holding the leader Lease
   --leader-election-namespace NS  namespace of the Lease (default: POD_NAMESPACE)
   --leader-election-id NAME       name of the Lease (default edgeward-operator)
-  --kube-api-qps N, --kube-api-burst N   Kubernetes client rate limit (default 20 / 30)
-  --api-qps N, --api-burst N      edgeward API client rate limit (default 10 / 20)
+  --kube-api-qps N, --kube-api-burst N
+                                  Kubernetes client rate limit; 0 (the default) sets none and
+                                  leaves it to the apiserver's Priority and Fairness, whose 429s
+                                  pause the client (as controller-runtime does since v0.21);
+                                  burst 30 applies when a qps is given
+  --api-qps N, --api-burst N      edgeward API client rate limit (default 200 / 200: the server's
+                                  default 12,000 requests a minute per key; 0 sets none)
   --max-concurrent-reconciles N[,KIND=N...]
                                   reconciles at once per kind (default 2), e.g. 4,TLSEdge=8
   --resync-period DURATION        default periodic resync (default 10m)
