@@ -25,7 +25,9 @@ export const RUNTIME_FLAGS = {
   // converging a large apply uses what its key is granted, and no more.
   'api-qps': { type: 'string', default: '200' },
   'api-burst': { type: 'string', default: '200' },
-  'max-concurrent-reconciles': { type: 'string', default: '2' },
+  // 10, as Crossplane's managed resources (--max-reconcile-rate): a reconcile mostly waits on two
+  // APIs, so workers overlap waits; 2 kept 1,000 TLSEdges queued for minutes. Never 2 of one key.
+  'max-concurrent-reconciles': { type: 'string', default: '10' },
   'resync-period': { type: 'string', default: '10m' },
   'shutdown-timeout': { type: 'string', default: '25s' },
 } as const;
@@ -45,7 +47,7 @@ export const RUNTIME_FLAGS_HELP = `  --watch-namespaces A,B          watch only 
   --api-qps N, --api-burst N      edgeward API client rate limit (default 200 / 200: the server's
                                   default 12,000 requests a minute per key; 0 sets none)
   --max-concurrent-reconciles N[,KIND=N...]
-                                  reconciles at once per kind (default 2), e.g. 4,TLSEdge=8
+                                  reconciles at once per kind (default 10), e.g. 4,TLSEdge=16
   --resync-period DURATION        default periodic resync (default 10m)
   --shutdown-timeout DURATION     how long SIGTERM waits for reconciles in flight (default 25s)
 `;
@@ -92,7 +94,7 @@ export function managerOptionsFromFlags(
     throw new Error('--probe-addr: give it once (--health-probe-addr is the same flag)');
   }
   return {
-    concurrency: concurrencyFrom(text('max-concurrent-reconciles') ?? '2'),
+    concurrency: concurrencyFrom(text('max-concurrent-reconciles') ?? '10'),
     namespaces,
     metricsAddress: text('metrics-addr'),
     probeAddress: text('health-probe-addr') ?? text('probe-addr') ?? ':8081',
@@ -113,7 +115,7 @@ function concurrencyFrom(value: string): NonNullable<ManagerOptions['concurrency
       throw new Error(`${flag}: ${what} must be a whole number >= 1`);
     return parsed;
   };
-  const concurrency = { default: 2, perKind: {} as Record<string, number> };
+  const concurrency = { default: 10, perKind: {} as Record<string, number> };
   for (const part of value.split(',').map((piece) => piece.trim())) {
     if (part === '') continue;
     const equals = part.indexOf('=');

@@ -126,7 +126,7 @@ export interface ManagerOptions {
   shutdownTimeoutMs?: number;
   /**
    * `--max-concurrent-reconciles`: workers per kind (never two on one key). `perKind` overrides
-   * by kind name; then a controller's own `workers`; then `default` (2).
+   * by kind name; then a controller's own `workers`; then `default` (10).
    */
   concurrency?: { default: number; perKind: Readonly<Record<string, number>> };
   metrics?: OperatorMetrics;
@@ -414,7 +414,7 @@ export class Manager {
       const { kind } = registered.controller.kind;
       const concurrency = this.#options.concurrency;
       const workers =
-        concurrency?.perKind[kind] ?? registered.controller.workers ?? concurrency?.default ?? 2;
+        concurrency?.perKind[kind] ?? registered.controller.workers ?? concurrency?.default ?? 10;
       for (let worker = 0; worker < workers; worker++) {
         this.#workers.push(this.#work(registered));
       }
