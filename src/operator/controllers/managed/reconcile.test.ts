@@ -440,6 +440,16 @@ describe('reconcileManaged', () => {
     expect(h.server.size).toBe(1);
   });
 
+  it('a refusal wrapped in the progress of a sync (a backend made first) is an answer too: nothing resent', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    h.failCreateWith(new SyncProgressError({ backendId: 'bkd_1' }, apiError(409)));
+    await expect(h.reconcile()).rejects.toBeInstanceOf(SyncProgressError);
+    h.object = { ...h.object, metadata: { ...h.object.metadata, deletionTimestamp: new Date() } };
+    await h.reconcile();
+    expect(h.api).toEqual(['POST key=uid-1-d1']);
+    expect(h.object.metadata?.finalizers ?? []).not.toContain('edgeward.dev/finalizer');
+  });
+
   it('deletes what a create whose answer was lost made when the CR is deleted before a retry', async () => {
     const h = harness({ spec: { name: 'one' } });
     h.loseNextCreateAnswer();

@@ -1,6 +1,7 @@
 import { EdgewardApiError } from '../../../client/errors.js';
 import type { ManagedController } from './managed-controller.js';
 import type { ManagedObject, RemoteResource } from './managed-resource.js';
+import { SyncProgressError } from './sync-errors.js';
 
 /**
  * Sends a create whose answer was lost again, exactly as it went (its key, its inputs): the server
@@ -29,5 +30,7 @@ export async function resendUnconfirmed<T extends ManagedObject, R, Remote exten
  * 502/503/504 leave it open.
  */
 export function answeredWithoutCreating(error: unknown): boolean {
-  return error instanceof EdgewardApiError && ![502, 503, 504].includes(error.statusCode);
+  // A sync's progress (a backend made before the edge create) wraps the create's own failure.
+  const cause = error instanceof SyncProgressError ? error.cause : error;
+  return cause instanceof EdgewardApiError && ![502, 503, 504].includes(cause.statusCode);
 }
