@@ -58,10 +58,14 @@ describe('a create whose answer was lost', () => {
     const hostport = `lost-${suffix}.example.com:443`;
     proxy.loseAnswers('POST', '/edges/tls');
     await apply(yamlOf('TLSEdge', 'lost', { description: 'first', hostports: [hostport] }));
-    const [made] = await eventually('the lost create made on the server', async () => {
-      const edges = await tlsEdgesOn(hostport);
-      return edges.length > 0 ? edges : undefined;
-    });
+    const [made] = await eventually(
+      'the lost create made on the server',
+      async () => {
+        const edges = await tlsEdgesOn(hostport);
+        return edges.length > 0 ? edges : undefined;
+      },
+      60_000,
+    );
     expect(made?.description).toBe('first');
     await failedAtCurrentGeneration('lost');
 

@@ -47,14 +47,17 @@ async function createRemote<T extends ManagedObject, R, Remote extends RemoteRes
   const { sync, memory } = controller;
   const { object, resolved } = desired;
   const uid = object.metadata?.uid;
-  // A digest of the inputs (create-key.ts): a retry (or a restart after a crash) before status.id
-  // is written replays the first create instead of making a second resource. Recreating one
-  // deleted on the server must not replay that old answer, so the gone id goes into the key
-  // (still stable across retries, as status.id keeps the gone id until the recreate is recorded).
-  const idempotencyKey = createKeyOf(object, resolved, goneId);
+  // uid (create-key.ts) + a digest of the request (the client adds it): a retry (or a restart
+  // after a crash) before status.id is written replays the first create instead of making a
+  // second resource. Recreating one deleted on the server must not replay that old answer, so
+  // the gone id goes into the key (still stable across retries, as status.id keeps the gone id
+  // until the recreate is recorded).
+  const idempotencyKey = createKeyOf(object, goneId);
   context.signal.throwIfAborted();
+  // A create whose answer was lost goes again first, as it was: with other inputs now, the create
+  // below would make a second resource beside the one it may have made.
   const lost = memory.unconfirmed(uid);
-  if (lost && lost.key !== idempotencyKey) {
+  if (lost) {
     const found = await resendUnconfirmed(controller, lost);
     if (found) return adoptUnconfirmed(controller, context, desired, found);
   }
@@ -124,7 +127,7 @@ async function replaceRemote<T extends ManagedObject, R, Remote extends RemoteRe
 ): Promise<ReconcileOutcome | undefined> {
   const { sync } = controller;
   const replacement = await sync.create(object, resolved, {
-    idempotencyKey: createKeyOf(object, resolved, remote.id),
+    idempotencyKey: createKeyOf(object, remote.id),
   });
   await sync.afterCreate?.(object, replacement);
   await deleteRemoteResource(sync, remote.id, object);

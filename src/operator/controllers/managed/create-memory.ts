@@ -1,5 +1,6 @@
 /** A create whose answer never arrived: what it sent, so it can be sent again exactly. */
 export interface UnconfirmedCreate<T, R> {
+  /** The key given to the sync (the client adds the request's digest, so the body must match). */
   key: string;
   object: T;
   resolved: R;
@@ -10,12 +11,12 @@ export interface UnconfirmedCreate<T, R> {
  * object uid:
  * - unconfirmed creates (the request went out, no answer came back): the server may have made the
  *   resource. Resending the same request under the same key replays it, so it is found and
- *   adopted even when the spec changed meanwhile (a new spec means a new key, which alone would
- *   make a second resource and orphan the first);
+ *   adopted even when the spec changed meanwhile (a new spec means a new body and key, which
+ *   alone would make a second resource and orphan the first);
  * - ids written to status that the cache has not shown yet: only then is a live read needed to
  *   avoid a second create, so the usual first reconcile of a new object costs no extra GET.
  * Kept in memory: a restart starts from caches listed after every earlier write. An unconfirmed
- * create does not survive a restart (see the README's Idempotency-Key section).
+ * create does not survive a restart: only an unchanged request finds its resource then.
  */
 export class CreateMemory<T, R> {
   readonly #unconfirmed = new Map<string, UnconfirmedCreate<T, R>>();

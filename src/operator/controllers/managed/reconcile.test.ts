@@ -3,6 +3,7 @@ import { FakeInformer } from '../../../../test/support/fake/informer.js';
 import { FakeResourceClient } from '../../../../test/support/fake/resource-client.js';
 import { EdgewardApiError, EdgewardTransportError } from '../../../client/errors.js';
 import type { EventReporter } from '../../runtime/events.js';
+import { keyWithRequestDigest } from '../../runtime/idempotency-key.js';
 import { createLogger, silentLogger } from '../../runtime/logger.js';
 import type { ReconcileContext } from '../../runtime/manager.js';
 import { StatusWriter } from '../../runtime/status-writer.js';
@@ -78,10 +79,11 @@ function harness(
     }
   });
   const createdByKey = new Map<string, RemoteThing>();
-  // Keys carry a digest of the create's inputs: logged as d1, d2... in order of first use.
+  // The key sent carries a digest of the request, as the operator's client makes it: logged as
+  // d1, d2... in order of first use.
   const digests = new Map<string, string>();
   const keyLabel = (key: string) =>
-    key.replace(/(?<=^uid-1-)[0-9a-f]{24}/, (digest) => {
+    key.replace(/(?<=-)[0-9a-f]{24}$/, (digest) => {
       if (!digests.has(digest)) digests.set(digest, `d${digests.size + 1}`);
       return digests.get(digest) as string;
     });
@@ -97,10 +99,12 @@ function harness(
       return found;
     },
     async create(object, _resolved, options) {
-      api.push(`POST key=${keyLabel(options.idempotencyKey)}`);
+      const body = { name: object.spec.name };
+      const key = keyWithRequestDigest(options.idempotencyKey, { method: 'POST', path: '/things', body });
+      api.push(`POST key=${keyLabel(key)}`);
       if (failCreate) throw failCreate;
       // The server replays a create under a key it has seen.
-      const replayed = createdByKey.get(options.idempotencyKey);
+      const replayed = createdByKey.get(key);
       if (replayed) return replayed;
       const created = {
         id: `thg_${server.size + 1}`,
@@ -108,7 +112,7 @@ function harness(
         name: object.spec.name,
       };
       server.set(created.id, created);
-      createdByKey.set(options.idempotencyKey, created);
+      createdByKey.set(key, created);
       if (loseNextCreateAnswer) {
         loseNextCreateAnswer = false;
         throw new EdgewardTransportError('POST', '/things', new Error('socket hang up'));
@@ -209,7 +213,7 @@ const health = (status: 'True' | 'False', message: string, requeueAfterMs?: numb
 });
 
 describe('reconcileManaged', () => {
-  it('adds the finalizer before the create, creates with <uid>-<digest of its inputs>, and writes status once', async () => {
+  it('adds the finalizer before the create, creates with <uid>-<digest of the request>, and writes status once', async () => {
     const h = harness({ spec: { name: 'one' } });
     await h.reconcile();
     expect(h.kube).toEqual(['patch test,add', 'status']);
@@ -241,7 +245,7 @@ describe('reconcileManaged', () => {
     expect(h.server.get('thg_1')?.name).toBe('two');
     h.server.clear();
     await h.reconcile();
-    expect(h.api.at(-1)).toBe('POST key=uid-1-d2-replaces-thg_1');
+    expect(h.api.at(-1)).toBe('POST key=uid-1-replaces-thg_1-d2');
   });
 
   it('does nothing but report Paused while the paused annotation is set', async () => {
@@ -321,7 +325,7 @@ describe('reconcileManaged', () => {
     h.events.length = 0;
     h.replaceBecause('the token Secret is gone');
     await h.reconcile();
-    expect(h.api).toEqual(['GET thg_1', 'POST key=uid-1-d1-replaces-thg_1', 'DELETE thg_1']);
+    expect(h.api).toEqual(['GET thg_1', 'POST key=uid-1-replaces-thg_1-d1', 'DELETE thg_1']);
     expect(h.events).toEqual(['Warning Replaced']);
     expect(h.object.status?.id).toBe('thg_2');
     expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Replaced' });
