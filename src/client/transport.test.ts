@@ -61,6 +61,26 @@ describe('Transport', () => {
     expect(server.seen[0]?.body).toBe('{"a":1}');
   });
 
+  it('sends the Idempotency-Key idempotencyKeyOf derives, the same on every attempt', async () => {
+    const server = await scriptedServer([
+      { status: 503, body: error(503, 'ERR_EDGEWARD_800') },
+      { status: 201, body: { id: 'x' } },
+    ]);
+    const transport = new Transport({
+      baseUrl: server.url,
+      apiKey: 'k',
+      retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 10 },
+      idempotencyKeyOf: (key, request) =>
+        `${key}-${request.method}-${request.path}-${JSON.stringify(request.body)}`,
+    });
+    cleanup.push(() => transport.close(), server.close);
+    await transport.send('POST', '/things', { body: { a: 1 }, idempotencyKey: 'idem-1' });
+    expect(server.seen.map((seen) => seen.headers['idempotency-key'])).toEqual([
+      'idem-1-POST-/things-{"a":1}',
+      'idem-1-POST-/things-{"a":1}',
+    ]);
+  });
+
   it('retries 429 honouring Retry-After, then succeeds', async () => {
     const { server, transport } = await setup([
       { status: 429, headers: { 'retry-after': '1' }, body: error(429, 'ERR_EDGEWARD_700') },

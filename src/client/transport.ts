@@ -29,6 +29,12 @@ export interface ClientOptions {
    * leadership must not finish writes another replica may now be making).
    */
   signal?: AbortSignal;
+  /**
+   * The Idempotency-Key actually sent for a request given `idempotencyKey` (default: that key).
+   * An operator derives it from the body too, so a changed request is a new create rather than
+   * the server's 409 for a key reused with another body.
+   */
+  idempotencyKeyOf?: (key: string, request: { method: string; path: string; body: unknown }) => string;
 }
 
 export interface RequestOptions {
@@ -107,7 +113,12 @@ export class Transport {
       accept: 'application/json',
       'user-agent': this.#options.userAgent ?? 'edgeward-client',
     };
-    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+    if (options.idempotencyKey !== undefined) {
+      const derive = this.#options.idempotencyKeyOf;
+      headers['idempotency-key'] = derive
+        ? derive(options.idempotencyKey, { method, path: url.pathname, body: options.body })
+        : options.idempotencyKey;
+    }
     let body: string | undefined;
     if (options.body !== undefined) {
       body = JSON.stringify(options.body);

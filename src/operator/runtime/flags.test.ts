@@ -7,13 +7,13 @@ const parse = (args: string[]) => parseArgs({ args, options: RUNTIME_FLAGS, stri
 describe('runtime flags', () => {
   it('has working defaults', () => {
     expect(managerOptionsFromFlags(parse([]), {})).toEqual({
-      concurrency: { default: 2, perKind: {} },
+      concurrency: { default: 10, perKind: {} },
       namespaces: [],
       metricsAddress: ':8080',
       probeAddress: ':8081',
       leaderElection: false,
-      kubeRateLimit: { qps: 20, burst: 30 },
-      apiRateLimit: { qps: 10, burst: 20 },
+      kubeRateLimit: { qps: 0, burst: 30 },
+      apiRateLimit: { qps: 200, burst: 200 },
       resyncPeriodMs: 600_000,
       shutdownTimeoutMs: 25_000,
     });
@@ -28,7 +28,7 @@ describe('runtime flags', () => {
   });
 
   it('reads --max-concurrent-reconciles as a default and per-kind counts, naming the flag on errors', () => {
-    expect(managerOptionsFromFlags(parse([]), {}).concurrency).toEqual({ default: 2, perKind: {} });
+    expect(managerOptionsFromFlags(parse([]), {}).concurrency).toEqual({ default: 10, perKind: {} });
     expect(
       managerOptionsFromFlags(parse(['--max-concurrent-reconciles', '4, TLSEdge=8,IPPolicy=1']), {})
         .concurrency,
@@ -64,7 +64,7 @@ describe('runtime flags', () => {
       metricsAddress: '0',
       leaderElection: { namespace: 'edgeward-system', name: 'edge-lease' },
       kubeRateLimit: { qps: 50, burst: 30 },
-      apiRateLimit: { qps: 10, burst: 5 },
+      apiRateLimit: { qps: 200, burst: 5 },
       resyncPeriodMs: 90_000,
     });
   });

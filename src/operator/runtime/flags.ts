@@ -15,11 +15,19 @@ export const RUNTIME_FLAGS = {
   'leader-elect': { type: 'boolean', default: false },
   'leader-election-namespace': { type: 'string' },
   'leader-election-id': { type: 'string', default: 'edgeward-operator' },
-  'kube-api-qps': { type: 'string', default: '20' },
+  // 0: no client-side limit, as controller-runtime since v0.21 (sig-apimachinery's advice): the
+  // apiserver's Priority and Fairness queues and sheds load and its 429s pause every request
+  // here; the reconcile workers bound what is in flight. 20/30 made 1,000 TLSEdges wait ~4 min on
+  // their status writes and finalizer patches alone.
+  'kube-api-qps': { type: 'string', default: '0' },
   'kube-api-burst': { type: 'string', default: '30' },
-  'api-qps': { type: 'string', default: '10' },
-  'api-burst': { type: 'string', default: '20' },
-  'max-concurrent-reconciles': { type: 'string', default: '2' },
+  // The server's default per-key budget (12,000 requests a minute, --rate-limit): an operator
+  // converging a large apply uses what its key is granted, and no more.
+  'api-qps': { type: 'string', default: '200' },
+  'api-burst': { type: 'string', default: '200' },
+  // 10, as Crossplane's managed resources (--max-reconcile-rate): a reconcile mostly waits on two
+  // APIs, so workers overlap waits; 2 kept 1,000 TLSEdges queued for minutes. Never 2 of one key.
+  'max-concurrent-reconciles': { type: 'string', default: '10' },
   'resync-period': { type: 'string', default: '10m' },
   'shutdown-timeout': { type: 'string', default: '25s' },
 } as const;
@@ -31,10 +39,15 @@ export const RUNTIME_FLAGS_HELP = `  --watch-namespaces A,B          watch only 
   --leader-elect                  run workers only while holding the leader Lease
   --leader-election-namespace NS  namespace of the Lease (default: POD_NAMESPACE)
   --leader-election-id NAME       name of the Lease (default edgeward-operator)
-  --kube-api-qps N, --kube-api-burst N   Kubernetes client rate limit (default 20 / 30)
-  --api-qps N, --api-burst N      edgeward API client rate limit (default 10 / 20)
+  --kube-api-qps N, --kube-api-burst N
+                                  Kubernetes client rate limit; 0 (the default) sets none and
+                                  leaves it to the apiserver's Priority and Fairness, whose 429s
+                                  pause the client (as controller-runtime does since v0.21);
+                                  burst 30 applies when a qps is given
+  --api-qps N, --api-burst N      edgeward API client rate limit (default 200 / 200: the server's
+                                  default 12,000 requests a minute per key; 0 sets none)
   --max-concurrent-reconciles N[,KIND=N...]
-                                  reconciles at once per kind (default 2), e.g. 4,TLSEdge=8
+                                  reconciles at once per kind (default 10), e.g. 4,TLSEdge=16
   --resync-period DURATION        default periodic resync (default 10m)
   --shutdown-timeout DURATION     how long SIGTERM waits for reconciles in flight (default 25s)
 `;
@@ -81,7 +94,7 @@ export function managerOptionsFromFlags(
     throw new Error('--probe-addr: give it once (--health-probe-addr is the same flag)');
   }
   return {
-    concurrency: concurrencyFrom(text('max-concurrent-reconciles') ?? '2'),
+    concurrency: concurrencyFrom(text('max-concurrent-reconciles') ?? '10'),
     namespaces,
     metricsAddress: text('metrics-addr'),
     probeAddress: text('health-probe-addr') ?? text('probe-addr') ?? ':8081',
@@ -102,7 +115,7 @@ function concurrencyFrom(value: string): NonNullable<ManagerOptions['concurrency
       throw new Error(`${flag}: ${what} must be a whole number >= 1`);
     return parsed;
   };
-  const concurrency = { default: 2, perKind: {} as Record<string, number> };
+  const concurrency = { default: 10, perKind: {} as Record<string, number> };
   for (const part of value.split(',').map((piece) => piece.trim())) {
     if (part === '') continue;
     const equals = part.indexOf('=');

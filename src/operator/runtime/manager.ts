@@ -117,9 +117,9 @@ export interface ManagerOptions {
   /** `--watch-namespaces`: watch only these; undefined or empty = all namespaces. */
   namespaces?: readonly string[];
   log?: Logger;
-  /** Client-side limit of Kubernetes calls. Default 20 qps, burst 30. */
+  /** Client-side limit of Kubernetes calls. Default none (qps 0): see `--kube-api-qps`. */
   kubeRateLimit?: { qps: number; burst: number };
-  /** Limit of edgeward API calls made through `clientOptions()`. Default 10 qps, burst 20. */
+  /** Limit of edgeward API calls made through `clientOptions()`. Default 200 qps, burst 200 (`--api-qps`). */
   apiRateLimit?: { qps: number; burst: number };
   /** Global bucket of rate-limited requeues, shared by all kinds. Default 10 qps, burst 100. */
   queueRateLimit?: { qps: number; burst: number };
@@ -137,7 +137,7 @@ export interface ManagerOptions {
   shutdownTimeoutMs?: number;
   /**
    * `--max-concurrent-reconciles`: workers per kind (never two on one key). `perKind` overrides
-   * by kind name; then a controller's own `workers`; then `default` (2).
+   * by kind name; then a controller's own `workers`; then `default` (10).
    */
   concurrency?: { default: number; perKind: Readonly<Record<string, number>> };
   metrics?: OperatorMetrics;
@@ -203,13 +203,13 @@ export class Manager {
     this.#options = options;
     this.log = options.log ?? createLogger();
     this.metrics = options.metrics ?? new OperatorMetrics();
-    const kubeLimit = options.kubeRateLimit ?? { qps: 20, burst: 30 };
+    const kubeLimit = options.kubeRateLimit ?? { qps: 0, burst: 30 };
     this.api = new KubeApi(options.kubeConfig, {
       limiter: new RateLimiter(kubeLimit),
       onResponse: (info) => this.metrics.apiRequest('kubernetes', info.method, info.statusCode),
     });
     this.#queueLimiter = new RateLimiter(options.queueRateLimit ?? { qps: 10, burst: 100 });
-    this.#apiLimiter = new RateLimiter(options.apiRateLimit ?? { qps: 10, burst: 20 });
+    this.#apiLimiter = new RateLimiter(options.apiRateLimit ?? { qps: 200, burst: 200 });
     this.events = new EventRecorder({ api: this.api, log: this.log });
     this.done = new Promise((resolve) => {
       this.#resolveDone = resolve;
@@ -479,7 +479,7 @@ export class Manager {
       const { kind } = registered.controller.kind;
       const concurrency = this.#options.concurrency;
       const workers =
-        concurrency?.perKind[kind] ?? registered.controller.workers ?? concurrency?.default ?? 2;
+        concurrency?.perKind[kind] ?? registered.controller.workers ?? concurrency?.default ?? 10;
       for (let worker = 0; worker < workers; worker++) {
         this.#workers.push(this.#work(registered));
       }

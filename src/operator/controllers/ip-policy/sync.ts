@@ -26,9 +26,11 @@ function desiredRules(object: IpPolicyObject): DesiredRule[] {
 
 /**
  * IPPolicy -> `/ip_policies` plus its inline `rules` as `/ip_policy_rules`, matched by cidr. The
- * rules of a policy are found by listing them (`?ip_policy_id=`), so rules made or deleted
- * outside the operator, and rules of an interrupted reconcile, are found and repaired; that is
- * why rule creates need no Idempotency-Key.
+ * API takes no rules in a policy's create (its body is description and metadata only), so a new
+ * policy costs one create per rule besides its own; they go under keys derived from the
+ * policy's, so a replayed policy create replays its rules too and a create reads no list. Later
+ * reconciles list the rules (`?ip_policy_id=`), so rules made or deleted outside the operator,
+ * and rules of an interrupted reconcile, are found and repaired.
  */
 export function ipPolicySync(api: EdgewardClient): ResourceSync<IpPolicyObject, undefined, RemoteIpPolicy> {
   async function rulesOf(policyId: string): Promise<IpPolicyRule[]> {
@@ -64,9 +66,17 @@ export function ipPolicySync(api: EdgewardClient): ResourceSync<IpPolicyObject, 
     },
     async create(object, _resolved, options) {
       const policy = await api.ipPolicies.create(desiredFields(object), options);
-      // A replayed create may already have rules from the interrupted attempt: start from them.
-      await reconcileRules(object, policy.id, await rulesOf(policy.id));
-      return { ...policy, rules: await rulesOf(policy.id) };
+      // The policy key digests the whole spec, rules included: each rule's key (by cidr, unique in
+      // a policy) is stable across retries and distinct between specs. Denies first, as always.
+      const rules: IpPolicyRule[] = [];
+      for (const step of planRules(desiredRules(object), [])) {
+        if (step.op !== 'create') continue;
+        const idempotencyKey = `${options.idempotencyKey}-rule-${step.rule.cidr}`;
+        rules.push(
+          await api.ipPolicyRules.create({ ...step.rule, ip_policy_id: policy.id }, { idempotencyKey }),
+        );
+      }
+      return { ...policy, rules };
     },
     async update(object, _resolved, remote) {
       let policy: IpPolicy = remote;

@@ -1,20 +1,20 @@
 import { ConditionType, getCondition } from '../../runtime/conditions.js';
 import type { ReconcileContext, ReconcileOutcome } from '../../runtime/manager.js';
 import { announce } from './announce.js';
+import { createKeyOf } from './create-key.js';
 import { deleteRemoteResource } from './delete.js';
 import type { ManagedController } from './managed-controller.js';
 import type { ManagedObject, RemoteResource } from './managed-resource.js';
 import type { Observation } from './observe.js';
 import { writeReady } from './status.js';
 import { SyncProgressError } from './sync-errors.js';
+import { answeredWithoutCreating, resendUnconfirmed } from './unconfirmed-create.js';
 
 /** What the server is brought to. */
 export interface Desired<T extends ManagedObject, R> {
   /** The object, its finalizer in place. */
   object: T;
   resolved: R;
-  /** `<uid>-<generation>` of the object as the reconcile found it: its create's Idempotency-Key. */
-  createKey: string;
 }
 
 /**
@@ -41,17 +41,35 @@ export async function applyDesired<T extends ManagedObject, R, Remote extends Re
 async function createRemote<T extends ManagedObject, R, Remote extends RemoteResource>(
   controller: ManagedController<T, R, Remote>,
   context: ReconcileContext,
-  { object, resolved, createKey }: Desired<T, R>,
+  desired: Desired<T, R>,
   goneId: string | undefined,
 ): Promise<ReconcileOutcome | undefined> {
-  const { sync } = controller;
-  // `<uid>-<generation>`: a retry (or a restart after a crash) before status.id is written
-  // replays the first create instead of making a second resource. Recreating one deleted on the
-  // server must not replay that old answer, so the gone id goes into the key (still stable
-  // across retries, as status.id keeps the gone id until the recreate is recorded).
-  const idempotencyKey = goneId ? `${createKey}-replaces-${goneId}` : createKey;
+  const { sync, memory } = controller;
+  const { object, resolved } = desired;
+  const uid = object.metadata?.uid;
+  // uid (create-key.ts) + a digest of the request (the client adds it): a retry (or a restart
+  // after a crash) before status.id is written replays the first create instead of making a
+  // second resource. Recreating one deleted on the server must not replay that old answer, so
+  // the gone id goes into the key (still stable across retries, as status.id keeps the gone id
+  // until the recreate is recorded).
+  const idempotencyKey = createKeyOf(object, goneId);
   context.signal.throwIfAborted();
-  const created = await sync.create(object, resolved, { idempotencyKey });
+  // A create whose answer was lost goes again first, as it was: with other inputs now, the create
+  // below would make a second resource beside the one it may have made.
+  const lost = memory.unconfirmed(uid);
+  if (lost) {
+    const found = await resendUnconfirmed(controller, lost);
+    if (found) return adoptUnconfirmed(controller, context, desired, found);
+  }
+  let created: Remote;
+  try {
+    created = await sync.create(object, resolved, { idempotencyKey });
+  } catch (error) {
+    if (!answeredWithoutCreating(error))
+      memory.rememberUnconfirmed(uid, { key: idempotencyKey, object, resolved });
+    throw error;
+  }
+  memory.confirmed(uid);
   try {
     await sync.afterCreate?.(object, created);
   } catch (error) {
@@ -64,19 +82,52 @@ async function createRemote<T extends ManagedObject, R, Remote extends RemoteRes
 }
 
 /**
+ * The resource an unanswered create made, found by resending it after the inputs changed: it is
+ * this object's (never a second one beside it), so it runs `afterCreate` (a one-time token the
+ * replay carries) and is then updated to the current spec like any existing resource.
+ */
+async function adoptUnconfirmed<T extends ManagedObject, R, Remote extends RemoteResource>(
+  controller: ManagedController<T, R, Remote>,
+  context: ReconcileContext,
+  { object, resolved }: Desired<T, R>,
+  found: Remote,
+): Promise<ReconcileOutcome | undefined> {
+  try {
+    await controller.sync.afterCreate?.(object, found);
+  } catch (error) {
+    throw new SyncProgressError({ id: found.id, uri: found.uri }, error);
+  }
+  let updated: Remote;
+  try {
+    ({ remote: updated } = await controller.sync.update(object, resolved, found));
+  } catch (error) {
+    throw new SyncProgressError({ id: found.id, uri: found.uri }, error);
+  }
+  await announce(
+    controller.events,
+    context,
+    object,
+    updated.id,
+    'Created',
+    `created ${updated.id} (its first answer was lost; brought to the current spec)`,
+  );
+  return writeReady(controller, context, object, resolved, updated, 'Created');
+}
+
+/**
  * A replacement creates the new resource (under the key a recreate would use, so a crash
  * anywhere in between replays the same new one), runs `afterCreate`, then deletes the old one.
  */
 async function replaceRemote<T extends ManagedObject, R, Remote extends RemoteResource>(
   controller: ManagedController<T, R, Remote>,
   context: ReconcileContext,
-  { object, resolved, createKey }: Desired<T, R>,
+  { object, resolved }: Desired<T, R>,
   remote: Remote,
   because: string,
 ): Promise<ReconcileOutcome | undefined> {
   const { sync } = controller;
   const replacement = await sync.create(object, resolved, {
-    idempotencyKey: `${createKey}-replaces-${remote.id}`,
+    idempotencyKey: createKeyOf(object, remote.id),
   });
   await sync.afterCreate?.(object, replacement);
   await deleteRemoteResource(sync, remote.id, object);

@@ -7,6 +7,7 @@ import { failed } from './failures.js';
 import type { ManagedController } from './managed-controller.js';
 import type { ManagedObject, RemoteResource, ResourceSync } from './managed-resource.js';
 import { writeStatus } from './status.js';
+import { resendUnconfirmed } from './unconfirmed-create.js';
 
 /**
  * The CR is being deleted. deletionPolicy Delete deletes the server resource (and what the sync
@@ -19,8 +20,19 @@ export async function deleteManaged<T extends ManagedObject, R, Remote extends R
   object: T,
 ): Promise<ReconcileOutcome | undefined> {
   if (!hasFinalizer(object)) return undefined;
-  const { sync } = controller;
-  const id = object.status?.id;
+  const { sync, memory } = controller;
+  const uid = object.metadata?.uid;
+  let id = object.status?.id;
+  if (!id && memory.unconfirmed(uid)) {
+    // A create whose answer was lost may have made the resource: resending it finds it (or makes
+    // it), so the delete (or the orphaning) below covers it instead of leaving it untracked.
+    const lost = memory.unconfirmed(uid);
+    try {
+      id = lost ? (await resendUnconfirmed(controller, lost))?.id : undefined;
+    } catch (error) {
+      return failed(controller, context, object, error);
+    }
+  }
   if ((object.spec.deletionPolicy ?? 'Delete') === 'Orphan') {
     try {
       await sync.orphan?.(object);
@@ -38,6 +50,7 @@ export async function deleteManaged<T extends ManagedObject, R, Remote extends R
     if (id) await announce(controller.events, context, object, id, 'Deleted', `deleted ${id} on the server`);
   }
   await removeFinalizer(controller.client, object);
+  memory.forget(uid);
   return undefined;
 }
 

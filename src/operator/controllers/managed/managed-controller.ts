@@ -2,6 +2,7 @@ import type { EventReporter } from '../../runtime/events.js';
 import type { InformerReader } from '../../runtime/informer.js';
 import type { KubeResources } from '../../runtime/resource-client.js';
 import type { StatusWriter } from '../../runtime/status-writer.js';
+import type { CreateMemory } from './create-memory.js';
 import type { ManagedObject, RemoteResource, ResourceSync } from './managed-resource.js';
 
 /**
@@ -14,4 +15,6 @@ export interface ManagedController<T extends ManagedObject, R, Remote extends Re
   sync: ResourceSync<T, R, Remote>;
   statusWriter: StatusWriter;
   events: EventReporter;
+  /** This process's own creates the cache may not show yet (one per controller). */
+  memory: CreateMemory<T, R>;
 }

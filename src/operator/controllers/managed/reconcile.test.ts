@@ -3,9 +3,11 @@ import { FakeInformer } from '../../../../test/support/fake/informer.js';
 import { FakeResourceClient } from '../../../../test/support/fake/resource-client.js';
 import { EdgewardApiError, EdgewardTransportError } from '../../../client/errors.js';
 import type { EventReporter } from '../../runtime/events.js';
+import { keyWithRequestDigest } from '../../runtime/idempotency-key.js';
 import { createLogger, silentLogger } from '../../runtime/logger.js';
 import type { ReconcileContext } from '../../runtime/manager.js';
 import { StatusWriter } from '../../runtime/status-writer.js';
+import { CreateMemory } from './create-memory.js';
 import type { ManagedController } from './managed-controller.js';
 import type { ExtraConditions, ManagedObject, RemoteResource, ResourceSync } from './managed-resource.js';
 import { reconcileManaged } from './reconcile.js';
@@ -77,7 +79,16 @@ function harness(
     }
   });
   const createdByKey = new Map<string, RemoteThing>();
+  // The key sent carries a digest of the request, as the operator's client makes it: logged as
+  // d1, d2... in order of first use.
+  const digests = new Map<string, string>();
+  const keyLabel = (key: string) =>
+    key.replace(/(?<=-)[0-9a-f]{24}$/, (digest) => {
+      if (!digests.has(digest)) digests.set(digest, `d${digests.size + 1}`);
+      return digests.get(digest) as string;
+    });
   let failCreate: Error | undefined;
+  let loseNextCreateAnswer = false;
   let replaceBecause: string | undefined;
   const sync: ResourceSync<Thing, undefined, RemoteThing> = {
     resolve,
@@ -88,10 +99,12 @@ function harness(
       return found;
     },
     async create(object, _resolved, options) {
-      api.push(`POST key=${options.idempotencyKey}`);
+      const body = { name: object.spec.name };
+      const key = keyWithRequestDigest(options.idempotencyKey, { method: 'POST', path: '/things', body });
+      api.push(`POST key=${keyLabel(key)}`);
       if (failCreate) throw failCreate;
       // The server replays a create under a key it has seen.
-      const replayed = createdByKey.get(options.idempotencyKey);
+      const replayed = createdByKey.get(key);
       if (replayed) return replayed;
       const created = {
         id: `thg_${server.size + 1}`,
@@ -99,7 +112,11 @@ function harness(
         name: object.spec.name,
       };
       server.set(created.id, created);
-      createdByKey.set(options.idempotencyKey, created);
+      createdByKey.set(key, created);
+      if (loseNextCreateAnswer) {
+        loseNextCreateAnswer = false;
+        throw new EdgewardTransportError('POST', '/things', new Error('socket hang up'));
+      }
       return created;
     },
     async update(object, _resolved, remote) {
@@ -129,6 +146,7 @@ function harness(
     sync,
     statusWriter: new StatusWriter(),
     events: reporter,
+    memory: new CreateMemory<Thing, undefined>(),
   };
   return {
     reconcile: () => reconcileManaged(controller, request, context),
@@ -145,6 +163,10 @@ function harness(
     server,
     failCreateWith(error: Error | undefined) {
       failCreate = error;
+    },
+    /** The next create is made on the server but its answer never arrives. */
+    loseNextCreateAnswer() {
+      loseNextCreateAnswer = true;
     },
     /** Makes the informer cache show `view` (stale) instead of the stored object. */
     cacheShows(view: Thing) {
@@ -191,11 +213,11 @@ const health = (status: 'True' | 'False', message: string, requeueAfterMs?: numb
 });
 
 describe('reconcileManaged', () => {
-  it('adds the finalizer before the create, creates with <uid>-<generation>, and writes status once', async () => {
+  it('adds the finalizer before the create, creates with <uid>-<digest of the request>, and writes status once', async () => {
     const h = harness({ spec: { name: 'one' } });
     await h.reconcile();
     expect(h.kube).toEqual(['patch test,add', 'status']);
-    expect(h.api).toEqual(['POST key=uid-1-3']);
+    expect(h.api).toEqual(['POST key=uid-1-d1']);
     expect(h.events).toEqual(['Normal Created']);
     expect(h.object.metadata?.finalizers).toEqual(['edgeward.dev/finalizer']);
     expect(h.object.status).toMatchObject({ id: 'thg_1', uri: '/things/thg_1', observedGeneration: 3 });
@@ -223,7 +245,7 @@ describe('reconcileManaged', () => {
     expect(h.server.get('thg_1')?.name).toBe('two');
     h.server.clear();
     await h.reconcile();
-    expect(h.api.at(-1)).toBe('POST key=uid-1-4-replaces-thg_1');
+    expect(h.api.at(-1)).toBe('POST key=uid-1-replaces-thg_1-d2');
   });
 
   it('does nothing but report Paused while the paused annotation is set', async () => {
@@ -247,7 +269,7 @@ describe('reconcileManaged', () => {
     expect(ready(h.object)).toMatchObject({ status: 'False', reason: 'InvalidSpec', observedGeneration: 3 });
     expect(h.events).toEqual(['Warning InvalidSpec']);
     await h.reconcile();
-    expect(h.api).toEqual(['POST key=uid-1-3']);
+    expect(h.api).toEqual(['POST key=uid-1-d1']);
   });
 
   it('reports 5xx and transport errors as ApiUnavailable and rethrows them for backoff', async () => {
@@ -303,7 +325,7 @@ describe('reconcileManaged', () => {
     h.events.length = 0;
     h.replaceBecause('the token Secret is gone');
     await h.reconcile();
-    expect(h.api).toEqual(['GET thg_1', 'POST key=uid-1-3-replaces-thg_1', 'DELETE thg_1']);
+    expect(h.api).toEqual(['GET thg_1', 'POST key=uid-1-replaces-thg_1-d1', 'DELETE thg_1']);
     expect(h.events).toEqual(['Warning Replaced']);
     expect(h.object.status?.id).toBe('thg_2');
     expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Replaced' });
@@ -361,7 +383,7 @@ describe('reconcileManaged', () => {
     await h.reconcile();
     h.object = { ...h.object, metadata: { ...h.object.metadata, deletionTimestamp: new Date() } };
     await h.reconcile();
-    expect(h.api).toEqual(['POST key=uid-1-3', 'DELETE kept']);
+    expect(h.api).toEqual(['POST key=uid-1-d1', 'DELETE kept']);
     expect(h.object.metadata?.finalizers).toEqual([]);
   });
 
@@ -390,8 +412,56 @@ describe('reconcileManaged', () => {
     h.object = { ...h.object, spec: { name: 'two' }, metadata: { ...h.object.metadata, generation: 4 } };
     h.cacheShows({ ...h.object, status: undefined });
     await h.reconcile();
-    expect(h.api).toEqual(['POST key=uid-1-3', 'GET thg_1', 'PATCH thg_1']);
+    expect(h.api).toEqual(['POST key=uid-1-d1', 'GET thg_1', 'PATCH thg_1']);
     expect([...h.server.keys()]).toEqual(['thg_1']);
+  });
+
+  it('resends a create whose answer was lost with its first inputs after a spec change: one resource, updated', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    h.loseNextCreateAnswer();
+    await expect(h.reconcile()).rejects.toThrow(/socket hang up/);
+    expect(h.object.status?.id).toBeUndefined();
+    h.object = { ...h.object, spec: { name: 'two' }, metadata: { ...h.object.metadata, generation: 4 } };
+    await h.reconcile();
+    // The lost create again (its key, its body: replayed), then the spec's change as an update.
+    expect(h.api).toEqual(['POST key=uid-1-d1', 'POST key=uid-1-d1', 'PATCH thg_1']);
+    expect([...h.server.values()]).toEqual([{ id: 'thg_1', uri: '/things/thg_1', name: 'two' }]);
+    expect(h.object.status?.id).toBe('thg_1');
+    expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Created', observedGeneration: 4 });
+    // Answered: nothing is resent any more.
+    await h.reconcile();
+    expect(h.api.filter((call) => call.startsWith('POST'))).toHaveLength(2);
+  });
+
+  it('a create refused with an answer made nothing: the next spec creates without resending it', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    h.failCreateWith(apiError(409));
+    await expect(h.reconcile()).rejects.toMatchObject({ statusCode: 409 });
+    h.failCreateWith(undefined);
+    h.object = { ...h.object, spec: { name: 'two' }, metadata: { ...h.object.metadata, generation: 4 } };
+    await h.reconcile();
+    expect(h.api).toEqual(['POST key=uid-1-d1', 'POST key=uid-1-d2']);
+    expect(h.server.size).toBe(1);
+  });
+
+  it('a refusal wrapped in the progress of a sync (a backend made first) is an answer too: nothing resent', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    h.failCreateWith(new SyncProgressError({ backendId: 'bkd_1' }, apiError(409)));
+    await expect(h.reconcile()).rejects.toBeInstanceOf(SyncProgressError);
+    h.object = { ...h.object, metadata: { ...h.object.metadata, deletionTimestamp: new Date() } };
+    await h.reconcile();
+    expect(h.api).toEqual(['POST key=uid-1-d1']);
+    expect(h.object.metadata?.finalizers ?? []).not.toContain('edgeward.dev/finalizer');
+  });
+
+  it('deletes what a create whose answer was lost made when the CR is deleted before a retry', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    h.loseNextCreateAnswer();
+    await expect(h.reconcile()).rejects.toThrow(/socket hang up/);
+    h.object = { ...h.object, metadata: { ...h.object.metadata, deletionTimestamp: new Date() } };
+    await h.reconcile();
+    expect(h.api).toEqual(['POST key=uid-1-d1', 'POST key=uid-1-d1', 'DELETE thg_1']);
+    expect(h.server.size).toBe(0);
   });
 
   it('deletes the server resource even when the cache shows the deleted CR without its id', async () => {
@@ -402,7 +472,7 @@ describe('reconcileManaged', () => {
     h.object = { ...h.object, ...deleting };
     h.cacheShows({ ...beforeCreate, metadata: { ...beforeCreate.metadata, ...deleting.metadata } });
     await h.reconcile();
-    expect(h.api).toEqual(['POST key=uid-1-3', 'DELETE thg_1']);
+    expect(h.api).toEqual(['POST key=uid-1-d1', 'DELETE thg_1']);
     expect(h.server.size).toBe(0);
   });
 
@@ -420,7 +490,7 @@ describe('reconcileManaged', () => {
     // So the fixed generation is not mistaken for the terminal one, and is applied.
     h.failCreateWith(undefined);
     await h.reconcile();
-    expect(h.api.at(-1)).toBe('POST key=uid-1-4');
+    expect(h.api.at(-1)).toBe('POST key=uid-1-d2');
     expect(ready(h.object)).toMatchObject({ status: 'True', observedGeneration: 4 });
   });
 
@@ -433,7 +503,7 @@ describe('reconcileManaged', () => {
     expect(ready(h.object)).toMatchObject({ status: 'False', reason: 'ApiUnavailable' });
     h.object = { ...h.object, metadata: { ...h.object.metadata, deletionTimestamp: new Date() } };
     await h.reconcile();
-    expect(h.api).toEqual(['POST key=uid-1-3', 'DELETE thg_1']);
+    expect(h.api).toEqual(['POST key=uid-1-d1', 'DELETE thg_1']);
   });
 
   it('retries 401, 403, 404 and 409 with backoff under their own reasons; 422 and 413 are InvalidSpec', async () => {
@@ -480,7 +550,7 @@ describe('reconcileManaged', () => {
     await h.reconcile();
     h.object = { ...h.object, metadata: { ...h.object.metadata, deletionTimestamp: new Date() } };
     await h.reconcile();
-    expect(h.api).toEqual(['POST key=uid-1-3', 'ORPHAN']);
+    expect(h.api).toEqual(['POST key=uid-1-d1', 'ORPHAN']);
     expect(h.server.size).toBe(1);
     expect(h.object.metadata?.finalizers).toEqual([]);
   });
@@ -490,7 +560,7 @@ describe('reconcileManaged', () => {
     let now = health('False', 'target answered 503', 60_000);
     h.reportConditions(() => now);
     expect(await h.reconcile()).toEqual({ requeueAfterMs: 60_000 });
-    expect(h.api).toEqual(['POST key=uid-1-3', 'GET thg_1/health']);
+    expect(h.api).toEqual(['POST key=uid-1-d1', 'GET thg_1/health']);
     expect(h.kube).toEqual(['patch test,add', 'status']);
     expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Created' });
     expect(healthy(h.object)).toMatchObject({ status: 'False', reason: 'Broken', observedGeneration: 3 });
@@ -549,7 +619,7 @@ describe('reconcileManaged', () => {
     h.reportConditions(() => health('True', 'fine'));
     h.failCreateWith(apiError(503));
     await expect(h.reconcile()).rejects.toMatchObject({ statusCode: 503 });
-    expect(h.api).toEqual(['POST key=uid-1-3']);
+    expect(h.api).toEqual(['POST key=uid-1-d1']);
     expect(healthy(h.object)).toBeUndefined();
   });
 

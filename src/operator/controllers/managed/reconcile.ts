@@ -39,16 +39,26 @@ export async function reconcileManaged<T extends ManagedObject, R, Remote extend
   return syncToServer(controller, context, object);
 }
 
-/** The object from the cache, or read live while the cache shows no status.id; undefined: deleted. */
+/**
+ * The object from the cache, or read live when the cache may lag behind a status.id this process
+ * wrote; undefined: deleted.
+ */
 async function currentObject<T extends ManagedObject, R, Remote extends RemoteResource>(
   controller: ManagedController<T, R, Remote>,
   request: ReconcileRequest,
 ): Promise<T | undefined> {
   const cached = controller.informer.cache.get(request.namespace, request.name);
-  if (!cached || cached.status?.id) return cached;
+  const uid = cached?.metadata?.uid;
+  if (!cached || cached.status?.id) {
+    controller.memory.caughtUp(uid);
+    return cached;
+  }
   // A key re-queued by an event during its previous reconcile can run before the cache has that
   // reconcile's status write: without status.id it would create again (or, being deleted, delete
-  // nothing on the server). One live read settles it; objects with an id never need it.
+  // nothing on the server). One live read settles it, needed only when this process did write an
+  // id the cache does not show yet (or, for a delete, rare and with nothing to replay, another
+  // replica may have): a new object's first reconcile reads nothing live.
+  if (controller.memory.recordedId(uid) === undefined && !isBeingDeleted(cached)) return cached;
   return getIfExists(controller.client, request.namespace, request.name, `reading ${request.key} live`);
 }
 
@@ -69,7 +79,6 @@ async function syncToServer<T extends ManagedObject, R, Remote extends RemoteRes
   context: ReconcileContext,
   found: T,
 ): Promise<ReconcileOutcome | undefined> {
-  const createKey = `${found.metadata?.uid}-${found.metadata?.generation}`;
   // Before any remote create, so a server resource never exists without a finalizer to clean it up.
   const object = await addFinalizer(controller.client, found);
 
@@ -91,12 +100,7 @@ async function syncToServer<T extends ManagedObject, R, Remote extends RemoteRes
     // Aborted (leadership lost, shutdown timeout): start no server write another replica may make.
     context.signal.throwIfAborted();
     const { current, observed } = await observeFresh(controller, context, object);
-    return await applyDesired(
-      controller,
-      context,
-      { object: current, resolved: resolution.value, createKey },
-      observed,
-    );
+    return await applyDesired(controller, context, { object: current, resolved: resolution.value }, observed);
   } catch (error) {
     return failed(controller, context, object, error);
   }

@@ -1,5 +1,6 @@
 import type { ResourceKind } from '../../runtime/kinds.js';
 import type { Controller, Manager, RegisteredController } from '../../runtime/manager.js';
+import { CreateMemory } from './create-memory.js';
 import type { ManagedController } from './managed-controller.js';
 import type { ManagedObject, RemoteResource, ResourceSync } from './managed-resource.js';
 import { reconcileManaged } from './reconcile.js';
@@ -20,6 +21,7 @@ export function registerManaged<T extends ManagedObject, R, Remote extends Remot
     sync,
     statusWriter: manager.statusWriter,
     events: manager.events,
+    memory: new CreateMemory<T, R>(),
   };
   return manager.register<T>({
     kind,

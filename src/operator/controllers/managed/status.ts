@@ -51,6 +51,9 @@ export async function writeStatus<T extends ManagedObject, R, Remote extends Rem
     }
     return status;
   });
+  // Until the cache shows it, a reconcile of this object reads it live (reconcile.ts).
+  const id = update.remote?.id ?? update.fields?.id;
+  if (typeof id === 'string') controller.memory.recorded(object.metadata?.uid, id);
 }
 
 /**

@@ -1,0 +1,36 @@
+import { EdgewardApiError } from '../../../client/errors.js';
+import type { ManagedController } from './managed-controller.js';
+import type { ManagedObject, RemoteResource } from './managed-resource.js';
+import { SyncProgressError } from './sync-errors.js';
+
+/**
+ * Sends a create whose answer was lost again, exactly as it went (its key, its inputs): the server
+ * replays the resource it made, or, if the first never arrived, makes it now. Undefined: the
+ * server refused it (an answer means nothing was made), so it is forgotten.
+ */
+export async function resendUnconfirmed<T extends ManagedObject, R, Remote extends RemoteResource>(
+  controller: ManagedController<T, R, Remote>,
+  lost: { key: string; object: T; resolved: R },
+): Promise<Remote | undefined> {
+  const uid = lost.object.metadata?.uid;
+  try {
+    const found = await controller.sync.create(lost.object, lost.resolved, { idempotencyKey: lost.key });
+    controller.memory.confirmed(uid);
+    return found;
+  } catch (error) {
+    if (!answeredWithoutCreating(error)) throw error;
+    controller.memory.confirmed(uid);
+    return undefined;
+  }
+}
+
+/**
+ * Whether a failed create certainly made nothing: the edgeward server answered it with an error
+ * (a failed run records nothing). No answer (a dropped connection, a timeout) or a gateway's
+ * 502/503/504 leave it open.
+ */
+export function answeredWithoutCreating(error: unknown): boolean {
+  // A sync's progress (a backend made before the edge create) wraps the create's own failure.
+  const cause = error instanceof SyncProgressError ? error.cause : error;
+  return cause instanceof EdgewardApiError && ![502, 503, 504].includes(cause.statusCode);
+}
