@@ -34,12 +34,8 @@ const RESERVED_ADDRS = defineCollection({
 /** Ports below 10000 are left to well-known and registered services. */
 export const RESERVED_PORT_MIN = 10000;
 export const RESERVED_PORT_MAX = 65535;
-/** With ~55k ports per region a collision is rare; a few draws make failure vanishingly unlikely. */
+/** With ~55k ports per region a collision is rare: a few random draws, then a read of the free ports. */
 const ADDR_ATTEMPTS = 8;
-
-export function randomReservedPort(): number {
-  return randomInt(RESERVED_PORT_MIN, RESERVED_PORT_MAX + 1);
-}
 
 export function reservedAddrToWire(row: Row<'reserved_addrs'>, ctx: RequestContext): ReservedAddr {
   return {
@@ -52,29 +48,56 @@ export function reservedAddrToWire(row: Row<'reserved_addrs'>, ctx: RequestConte
 }
 
 /**
- * Inserts the row with a free `<region>.<domain>:<port>`. `ON CONFLICT (addr) DO NOTHING` lets a
- * taken address be retried inside the same transaction on SQLite and PostgreSQL alike (a failed
- * INSERT would abort a PostgreSQL transaction), and the UNIQUE column keeps concurrent creates apart.
+ * Inserts the row with a free `<region>.<domain>:<port>`, a port of `range`. `ON CONFLICT (addr) DO
+ * NOTHING` lets a taken address be retried inside the same transaction on SQLite and PostgreSQL
+ * alike (a failed INSERT would abort a PostgreSQL transaction), and the UNIQUE column keeps
+ * concurrent creates apart. A few random draws almost always find a port; when they do not (a
+ * narrow `--tcp-port-range` nearly full), the free ports are read and one of them is taken, so a
+ * create fails only when every port of the range is reserved.
  */
 export async function insertWithFreeAddr(
   db: Db,
   row: Omit<Row<'reserved_addrs'>, 'addr'>,
   domain: string,
-  pickPort: () => number = randomReservedPort,
+  range: { min: number; max: number },
+  drawPort: () => number = () => randomInt(range.min, range.max + 1),
 ): Promise<Row<'reserved_addrs'>> {
-  for (let attempt = 0; attempt < ADDR_ATTEMPTS; attempt++) {
-    const candidate = { ...row, addr: `${row.region}.${domain}:${pickPort()}` };
+  const prefix = `${row.region}.${domain}:`;
+  const tryPort = async (port: number) => {
+    const candidate = { ...row, addr: `${prefix}${port}` };
     const result = await db
       .insertInto('reserved_addrs')
       .values(candidate)
       .onConflict((oc) => oc.column('addr').doNothing())
       .executeTakeFirst();
-    if (Number(result.numInsertedOrUpdatedRows ?? 0n) === 1) return candidate;
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1 ? candidate : undefined;
+  };
+  for (let attempt = 0; attempt < ADDR_ATTEMPTS; attempt++) {
+    const inserted = await tryPort(drawPort());
+    if (inserted) return inserted;
+  }
+  for (let attempt = 0; attempt < ADDR_ATTEMPTS; attempt++) {
+    const free = await freePorts(db, prefix, range);
+    if (free.length === 0) break;
+    const inserted = await tryPort(free[randomInt(free.length)] as number);
+    if (inserted) return inserted;
   }
   throw new ApiError(
     'ERR_EDGEWARD_900',
-    `region: no free port found for a reserved address in region '${row.region}' after ${ADDR_ATTEMPTS} attempts; try again`,
+    `region: every port of ${range.min}-${range.max} is reserved in region '${row.region}'; release an address or widen the server's --tcp-port-range`,
   );
+}
+
+/** The ports of `range` no address starting with `prefix` holds. */
+async function freePorts(db: Db, prefix: string, range: { min: number; max: number }): Promise<number[]> {
+  const taken = new Set(
+    (await db.selectFrom('reserved_addrs').select('addr').where('addr', 'like', `${prefix}%`).execute()).map(
+      ({ addr }) => Number(addr.slice(prefix.length)),
+    ),
+  );
+  const free: number[] = [];
+  for (let port = range.min; port <= range.max; port++) if (!taken.has(port)) free.push(port);
+  return free;
 }
 
 export async function reservedAddrRoutes(app: FastifyInstance): Promise<void> {
@@ -90,7 +113,7 @@ export async function reservedAddrRoutes(app: FastifyInstance): Promise<void> {
           endpoint_configuration_id: null,
         },
         ctx.settings.tcpAddrDomain,
-        () => randomInt(ctx.settings.tcpPortRange.min, ctx.settings.tcpPortRange.max + 1),
+        ctx.settings.tcpPortRange,
       );
       return reservedAddrToWire(row, ctx);
     },
