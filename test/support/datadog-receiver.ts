@@ -1,9 +1,8 @@
-import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import type { EventEnvelope } from '../../src/schemas/event-delivery.js';
+import { closeNow, listenOnLoopback } from './loopback-server.js';
 
 /** One log of a Datadog logs intake v2 payload, as Datadog documents it. */
 export interface DatadogLog {
@@ -52,18 +51,13 @@ export class DatadogReceiver {
       void this.#handle(request, response);
     };
     this.#server = this.tls ? createHttpsServer({ ...this.tls }, handler) : createServer(handler);
-    this.#server.listen(0, '127.0.0.1');
-    await once(this.#server, 'listening');
-    const { port } = this.#server.address() as AddressInfo;
+    const port = await listenOnLoopback(this.#server);
     this.url = `${this.tls ? 'https' : 'http'}://localhost:${port}`;
     return this;
   }
 
-  async stop(): Promise<void> {
-    if (!this.#server) return;
-    this.#server.closeAllConnections();
-    this.#server.close();
-    await once(this.#server, 'close');
+  stop(): Promise<void> {
+    return closeNow(this.#server);
   }
 
   /** Envelopes accepted for one API key (one destination), in the order they arrived. */

@@ -1,7 +1,6 @@
-import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
+import { closeNow, listenOnLoopback } from './loopback-server.js';
 
 /** What a recorded AWS call was and who signed it. */
 export interface RecordedCall {
@@ -31,17 +30,12 @@ export class RecordingProxy {
         outgoing.end(`proxy: ${error instanceof Error ? error.message : String(error)}`);
       });
     });
-    this.#server.listen(0, '127.0.0.1');
-    await once(this.#server, 'listening');
-    this.url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+    this.url = `http://127.0.0.1:${await listenOnLoopback(this.#server)}`;
     return this;
   }
 
-  async stop(): Promise<void> {
-    if (!this.#server) return;
-    this.#server.closeAllConnections();
-    this.#server.close();
-    await once(this.#server, 'close');
+  stop(): Promise<void> {
+    return closeNow(this.#server);
   }
 
   /** Operations recorded so far, by name. */

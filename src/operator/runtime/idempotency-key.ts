@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson } from './same-json.js';
 
 /**
  * An Idempotency-Key that also names the request: `<key>-<digest of method, path and body>`. A
@@ -17,16 +18,4 @@ export function keyWithRequestDigest(
     // 96 bits: collisions between one object's requests are out of reach; the key stays short.
     .slice(0, 24);
   return `${key}-${digest}`;
-}
-
-/** JSON with sorted keys: equal bodies give equal text whatever order they were built in. */
-export function canonicalJson(value: unknown): string {
-  return (
-    JSON.stringify(value, (_key, inner: unknown) => {
-      if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return inner;
-      return Object.fromEntries(
-        Object.entries(inner as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)),
-      );
-    }) ?? 'undefined'
-  );
 }

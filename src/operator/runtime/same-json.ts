@@ -3,10 +3,11 @@
  * or a server resource is compared with what it should be, so only a real difference is written.
  */
 export function sameJson(a: unknown, b: unknown): boolean {
-  return canonical(a) === canonical(b);
+  return canonicalJson(a) === canonicalJson(b);
 }
 
-function canonical(value: unknown): string {
+/** JSON with sorted keys: equal values give equal text whatever order they were built in. */
+export function canonicalJson(value: unknown): string {
   return (
     JSON.stringify(value, (_key, inner: unknown) => {
       if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return inner;
