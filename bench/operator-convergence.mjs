@@ -6,7 +6,8 @@
 // as separate processes, exactly as test/kubernetes/operator.test.ts does.
 //
 // For each N (argv[2] or BENCH_N, comma-separated, default 200) in a fresh namespace:
-//   N CRs of the kinds in BENCH_KINDS (default `tlsedge,ippolicy`), split evenly, in one
+//   N CRs of the kinds in BENCH_KINDS (default `tlsedge,ippolicy`), split evenly (or by weights:
+//   `tlsedge:10,ippolicy:1` makes 10 edges per policy), in one
 //   `kubectl apply`: tlsedge (each names an IPPolicy of the mix, if there is one), ippolicy
 //   (2 rules), tunnelcredential (the operator writes its token to a Secret it owns),
 //   tlscertificate (its private key in a Secret the spec names, written with it); plus
@@ -42,6 +43,9 @@ const GROUP_VERSION = 'edgeward.dev/v1alpha1';
 const PER_N_TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MINUTES ?? 15) * 60_000;
 const STEADY_SECONDS = Number(process.env.BENCH_STEADY_SECONDS ?? 60);
 const UNRELATED_SECRETS = Number(process.env.BENCH_UNRELATED_SECRETS ?? 0);
+// `--server-side` applies each object with one PATCH (as Argo CD's ServerSideApply=true does)
+// instead of kubectl's read, then create.
+const APPLY_ARGS = (process.env.BENCH_APPLY_ARGS ?? '').split(/\s+/).filter((arg) => arg !== '');
 const OPERATOR_ARGS = (process.env.BENCH_OPERATOR_ARGS ?? '').split(/\s+/).filter((arg) => arg !== '');
 /** Kinds the bench can make, by lower-case name: the plural to list and one object's manifest. */
 const KINDS = {
@@ -50,14 +54,21 @@ const KINDS = {
   tunnelcredential: { kind: 'TunnelCredential', plural: 'tunnelcredentials.edgeward.dev' },
   tlscertificate: { kind: 'TLSCertificate', plural: 'tlscertificates.edgeward.dev' },
 };
-const kinds = String(process.env.BENCH_KINDS ?? 'tlsedge,ippolicy')
-  .split(',')
-  .map((s) => s.trim().toLowerCase())
-  .filter((s) => s !== '');
-for (const kind of kinds) {
-  if (!(kind in KINDS))
-    throw new Error(`BENCH_KINDS: ${kind} is not one of ${Object.keys(KINDS).join(', ')}`);
-}
+/** Kind -> weight in the mix (`kind` alone weighs 1). */
+const weights = new Map(
+  String(process.env.BENCH_KINDS ?? 'tlsedge,ippolicy')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== '')
+    .map((s) => {
+      const [kind, weight = '1'] = s.split(':');
+      if (!(kind in KINDS))
+        throw new Error(`BENCH_KINDS: ${kind} is not one of ${Object.keys(KINDS).join(', ')}`);
+      if (!(Number(weight) > 0)) throw new Error(`BENCH_KINDS: ${s}: the weight must be a positive number`);
+      return [kind, Number(weight)];
+    }),
+);
+const kinds = [...weights.keys()];
 const sizes = String(process.argv[2] ?? process.env.BENCH_N ?? '200')
   .split(',')
   .map((s) => Number(s.trim()))
@@ -148,6 +159,22 @@ async function apiCalls(metricsUrl) {
   };
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat. */
+function cpuSecondsOf(pid, { reapedChildren = false } = {}) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces), counted from field 3 (state).
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticksPerSecond = 100;
+  // utime, stime; or cutime, cstime: the children it has waited for (here: the kubectl runs).
+  const [user, system] = reapedChildren ? [fields[13], fields[14]] : [fields[11], fields[12]];
+  return (Number(user) + Number(system)) / ticksPerSecond;
+}
+
+/** CPU seconds of each named process, to see which one bounds convergence on a small machine. */
+function cpuOf(pids) {
+  return Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuSecondsOf(pid)]));
+}
+
 function memoryOf(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
@@ -180,11 +207,13 @@ async function benchCertificate(dir) {
   return { certificatePem: readFileSync(certPath, 'utf8'), keyPem: readFileSync(keyPath, 'utf8') };
 }
 
-/** N CRs of the mix, split evenly (the first kinds take the remainder), and their Secrets. */
+/** N CRs of the mix, split by weight (the first kinds take the remainder), and their Secrets. */
 function manifests(namespace, n, certificate) {
-  const counts = Object.fromEntries(
-    kinds.map((kind, i) => [kind, Math.floor(n / kinds.length) + (i < n % kinds.length ? 1 : 0)]),
-  );
+  const total = [...weights.values()].reduce((a, b) => a + b, 0);
+  const counts = Object.fromEntries(kinds.map((kind) => [kind, Math.floor((n * weights.get(kind)) / total)]));
+  for (let i = 0, left = n - Object.values(counts).reduce((a, b) => a + b, 0); left > 0; i++, left--) {
+    counts[kinds[i % kinds.length]] += 1;
+  }
   const items = [];
   const policies = counts.ippolicy ?? 0;
   for (let p = 0; p < policies; p++) {
@@ -342,12 +371,21 @@ async function main() {
           operator,
         );
         const before = await apiCalls(metricsUrl);
+        const pids = {
+          'kube-apiserver': cluster.pids.apiserver,
+          etcd: cluster.pids.etcd,
+          'edgeward server': server.child.pid,
+          'edgeward operator': operator.child.pid,
+        };
+        const cpuBefore = cpuOf(pids);
+        const kubectlCpuBefore = cpuSecondsOf(process.pid, { reapedChildren: true });
+        const ownCpuBefore = cpuSecondsOf(process.pid);
 
         const { counts, yaml } = manifests(namespace, n, certificate);
         const mix = Object.entries(counts).map(([kind, count]) => `${count} ${KINDS[kind].kind}`);
         log(`N=${n}: applying ${mix.join(' + ')} + ${UNRELATED_SECRETS} unrelated Secrets in ${namespace}`);
         const t0 = performance.now();
-        await kubectl(['apply', '-f', '-'], yaml);
+        await kubectl(['apply', ...APPLY_ARGS, '-f', '-'], yaml);
         const applySeconds = (performance.now() - t0) / 1000;
         let readyCount = 0;
         let lastLog = 0;
@@ -375,6 +413,13 @@ async function main() {
           await sleep(pollMs);
         }
         const convergeSeconds = (performance.now() - t0) / 1000;
+        const cpuAfter = cpuOf(pids);
+        const cpuSeconds = Object.fromEntries(
+          Object.keys(pids).map((name) => [name, cpuAfter[name] - cpuBefore[name]]),
+        );
+        cpuSeconds['kubectl (apply, polls)'] =
+          cpuSecondsOf(process.pid, { reapedChildren: true }) - kubectlCpuBefore;
+        cpuSeconds['bench (this process)'] = cpuSecondsOf(process.pid) - ownCpuBefore;
         const converged = await apiCalls(metricsUrl);
         const memoryAtConvergence = memoryOf(operator.child.pid);
         const heapAtConvergence = await heapUsedMiB(metricsUrl);
@@ -421,6 +466,7 @@ async function main() {
           heapAtConvergence,
           heapAfter,
           loadAtConvergence,
+          cpuSeconds,
           loadAfter: readFileSync('/proc/loadavg', 'utf8').trim(),
           slices,
           steadyBreakdown,
@@ -464,6 +510,10 @@ function printTable(r) {
   const width = Math.max(...rows.map(([k]) => k.length));
   process.stdout.write(`\nedgeward operator convergence, N=${r.n}\n`);
   for (const [k, v] of rows) process.stdout.write(`  ${k.padEnd(width)}  ${v}\n`);
+  process.stdout.write('  CPU seconds from apply to all Ready, by process:\n');
+  for (const [name, seconds] of Object.entries(r.cpuSeconds)) {
+    process.stdout.write(`    ${name.padEnd(24)} ${seconds.toFixed(1)}\n`);
+  }
   process.stdout.write('  steady-state calls by label set:\n');
   for (const line of r.steadyBreakdown) process.stdout.write(`    ${line}\n`);
 }

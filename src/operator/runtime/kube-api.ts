@@ -12,6 +12,7 @@ import {
   wrapHttpLibrary,
 } from '@kubernetes/client-node';
 import { retryAfterMs } from '../../client/retry-policy.js';
+import { keepAliveAuthentication } from './kube-keep-alive.js';
 import type { RateLimiter } from './rate-limiter.js';
 
 /** What the HTTP layer reports about each Kubernetes call (for metrics). */
@@ -58,6 +59,7 @@ export class KubeApi {
   readonly configuration: Configuration;
   readonly limiter: RateLimiter | undefined;
   readonly #watch: Watch;
+  readonly #authentication: ReturnType<typeof keepAliveAuthentication>;
 
   constructor(kubeConfig: KubeConfig, options: KubeApiOptions = {}) {
     const cluster = kubeConfig.getCurrentCluster();
@@ -84,11 +86,17 @@ export class KubeApi {
         return response;
       },
     });
+    this.#authentication = keepAliveAuthentication(kubeConfig);
     this.configuration = createConfiguration({
       baseServer: new ServerConfiguration(cluster.server, {}),
-      authMethods: { default: kubeConfig },
+      authMethods: { default: this.#authentication },
       httpApi,
     });
+  }
+
+  /** Closes the kept-alive connections (at shutdown). */
+  close(): void {
+    this.#authentication.close();
   }
 
   /** A generated client-node API class (CoreV1Api, ...) over the instrumented HTTP layer. */

@@ -465,6 +465,7 @@ export class Manager {
     await this.#elector?.stop({ release: true });
     this.metrics.setLeader(false);
     await Promise.all(this.#servers.map((server) => server.close()));
+    this.api.close();
     this.#state = 'stopped';
     this.log.info({ reason }, 'manager stopped');
     this.#resolveDone(reason);
