@@ -11,7 +11,9 @@ const base64 = (pem: string) => Buffer.from(pem).toString('base64');
 function kubeConfigFor(port: number, ca: OpensslCertificate, client: OpensslCertificate): KubeConfig {
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromOptions({
-    clusters: [{ name: 'test', server: `https://localhost:${port}`, caData: base64(ca.pem), skipTLSVerify: false }],
+    clusters: [
+      { name: 'test', server: `https://localhost:${port}`, caData: base64(ca.pem), skipTLSVerify: false },
+    ],
     users: [{ name: 'operator', certData: base64(client.pem), keyData: base64(client.key.pem) }],
     contexts: [{ name: 'test', cluster: 'test', user: 'operator' }],
     currentContext: 'test',
@@ -42,7 +44,13 @@ describe('the operator’s Kubernetes connections', () => {
     firstClient = clientCertificate('operator-1');
     rotatedClient = clientCertificate('operator-2');
     server = createServer(
-      { cert: pair.leaf.pem, key: pair.leaf.key.pem, ca: ca.pem, requestCert: true, rejectUnauthorized: true },
+      {
+        cert: pair.leaf.pem,
+        key: pair.leaf.key.pem,
+        ca: ca.pem,
+        requestCert: true,
+        rejectUnauthorized: true,
+      },
       (request, response) => {
         response.setHeader('content-type', 'application/json');
         response.end(JSON.stringify({ kind: 'Status', path: request.url }));
