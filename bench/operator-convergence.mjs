@@ -16,6 +16,9 @@
 //   edgeward API calls per CR (operator /metrics, api="edgeward");
 //   steady-state edgeward API calls per minute (BENCH_STEADY_SECONDS, default 60, in 20 s slices);
 //   operator RSS (VmRSS and peak VmHWM from /proc/<pid>/status) and V8 heap used (/metrics).
+// BENCH_EDGE_BACKEND: `labels` (default: each edge's own tunnel-group backend, which the operator
+// creates and keeps: two server objects per edge) or `id` (every edge names one backend made
+// before the apply: one server object per edge).
 // BENCH_OPERATOR_ARGS adds operator flags (e.g. `--api-qps 100 --resync-period 2m`).
 // BENCH_OPERATOR_FROM=dist runs the operator as the image does, `node dist/cli.js` (run `npm run
 // build` first): tsx compiles in the process and adds about 200 MiB of RSS the image does not have.
@@ -46,6 +49,8 @@ const UNRELATED_SECRETS = Number(process.env.BENCH_UNRELATED_SECRETS ?? 0);
 // `--server-side` applies each object with one PATCH (as Argo CD's ServerSideApply=true does)
 // instead of kubectl's read, then create.
 const APPLY_ARGS = (process.env.BENCH_APPLY_ARGS ?? '').split(/\s+/).filter((arg) => arg !== '');
+const EDGE_BACKEND = process.env.BENCH_EDGE_BACKEND ?? 'labels';
+if (!['labels', 'id'].includes(EDGE_BACKEND)) throw new Error('BENCH_EDGE_BACKEND: labels or id');
 const OPERATOR_ARGS = (process.env.BENCH_OPERATOR_ARGS ?? '').split(/\s+/).filter((arg) => arg !== '');
 /** Kinds the bench can make, by lower-case name: the plural to list and one object's manifest. */
 const KINDS = {
@@ -208,7 +213,7 @@ async function benchCertificate(dir) {
 }
 
 /** N CRs of the mix, split by weight (the first kinds take the remainder), and their Secrets. */
-function manifests(namespace, n, certificate) {
+function manifests(namespace, n, certificate, sharedBackendId) {
   const total = [...weights.values()].reduce((a, b) => a + b, 0);
   const counts = Object.fromEntries(kinds.map((kind) => [kind, Math.floor((n * weights.get(kind)) / total)]));
   for (let i = 0, left = n - Object.values(counts).reduce((a, b) => a + b, 0); left > 0; i++, left--) {
@@ -239,7 +244,7 @@ function manifests(namespace, n, certificate) {
         description: `bench edge ${e}`,
         hostports: [`e${e}.bench.example.com:443`],
         tlsTermination: { terminateAt: 'upstream' },
-        backend: { labels: { app: `edge-${e}` } },
+        backend: sharedBackendId ? { backendId: sharedBackendId } : { labels: { app: `edge-${e}` } },
         ...(policies > 0 ? { ipRestriction: { ipPolicyRefs: [{ name: `policy-${e % policies}` }] } } : {}),
       },
     });
@@ -283,6 +288,18 @@ function manifests(namespace, n, certificate) {
   }
   // One multi-document YAML (JSON is valid YAML), applied in one kubectl call.
   return { counts, yaml: items.map((item) => `---\n${JSON.stringify(item)}\n`).join('') };
+}
+
+/** One tunnel-group backend made through the API, for every edge to name by id. */
+async function createBackend(apiUrl, adminKey) {
+  const response = await fetch(`${apiUrl}/backends/tunnel_group`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json', 'svc-version': '2' },
+    body: JSON.stringify({ description: 'bench: the backend every edge names', labels: { app: 'bench' } }),
+  });
+  if (!response.ok)
+    throw new Error(`POST /backends/tunnel_group: ${response.status} ${await response.text()}`);
+  return (await response.json()).id;
 }
 
 /** How many CRs of a kind are Ready=True for their current generation. */
@@ -381,7 +398,8 @@ async function main() {
         const kubectlCpuBefore = cpuSecondsOf(process.pid, { reapedChildren: true });
         const ownCpuBefore = cpuSecondsOf(process.pid);
 
-        const { counts, yaml } = manifests(namespace, n, certificate);
+        const sharedBackendId = EDGE_BACKEND === 'id' ? await createBackend(apiUrl, adminKey) : undefined;
+        const { counts, yaml } = manifests(namespace, n, certificate, sharedBackendId);
         const mix = Object.entries(counts).map(([kind, count]) => `${count} ${KINDS[kind].kind}`);
         log(`N=${n}: applying ${mix.join(' + ')} + ${UNRELATED_SECRETS} unrelated Secrets in ${namespace}`);
         const t0 = performance.now();
@@ -450,6 +468,10 @@ async function main() {
           .filter(([, delta]) => delta > 0)
           .map(([labels, delta]) => `${labels} +${delta}`);
         const edgewardCalls = converged.edgeward - before.edgeward;
+        const convergeBreakdown = Object.entries(converged.byLabels)
+          .map(([labels, value]) => [labels, value - (before.byLabels[labels] ?? 0)])
+          .filter(([, delta]) => delta > 0)
+          .map(([labels, delta]) => `${labels} ${delta}`);
         results.push({
           n,
           mix,
@@ -470,6 +492,7 @@ async function main() {
           loadAfter: readFileSync('/proc/loadavg', 'utf8').trim(),
           slices,
           steadyBreakdown,
+          convergeBreakdown,
         });
         printTable(results.at(-1));
       } finally {
@@ -489,6 +512,7 @@ function printTable(r) {
   const rows = [
     ['CRs (N)', r.n],
     ['mix', r.mix.join(', ')],
+    ['edge backends', EDGE_BACKEND === 'id' ? 'one backend named by id' : "each edge's own (labels)"],
     ['unrelated Secrets', UNRELATED_SECRETS],
     ['operator run from', OPERATOR_FROM === 'dist' ? 'dist/cli.js (as the image)' : 'src through tsx'],
     ['kubectl apply (s)', r.applySeconds.toFixed(1)],
@@ -514,6 +538,8 @@ function printTable(r) {
   for (const [name, seconds] of Object.entries(r.cpuSeconds)) {
     process.stdout.write(`    ${name.padEnd(24)} ${seconds.toFixed(1)}\n`);
   }
+  process.stdout.write('  calls to converge by label set:\n');
+  for (const line of r.convergeBreakdown) process.stdout.write(`    ${line}\n`);
   process.stdout.write('  steady-state calls by label set:\n');
   for (const line of r.steadyBreakdown) process.stdout.write(`    ${line}\n`);
 }
