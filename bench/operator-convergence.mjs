@@ -49,6 +49,10 @@ const UNRELATED_SECRETS = Number(process.env.BENCH_UNRELATED_SECRETS ?? 0);
 // `--server-side` applies each object with one PATCH (as Argo CD's ServerSideApply=true does)
 // instead of kubectl's read, then create.
 const APPLY_ARGS = (process.env.BENCH_APPLY_ARGS ?? '').split(/\s+/).filter((arg) => arg !== '');
+// BENCH_OPERATOR_NODE_ARGS: node flags for the operator (`--cpu-prof --cpu-prof-dir=/tmp/prof`).
+const OPERATOR_NODE_ARGS = (process.env.BENCH_OPERATOR_NODE_ARGS ?? '')
+  .split(/\s+/)
+  .filter((arg) => arg !== '');
 const EDGE_BACKEND = process.env.BENCH_EDGE_BACKEND ?? 'labels';
 if (!['labels', 'id'].includes(EDGE_BACKEND)) throw new Error('BENCH_EDGE_BACKEND: labels or id');
 const OPERATOR_ARGS = (process.env.BENCH_OPERATOR_ARGS ?? '').split(/\s+/).filter((arg) => arg !== '');
@@ -84,8 +88,9 @@ const children = new Set();
 const log = (line) => process.stderr.write(`[bench] ${line}\n`);
 
 /** Spawns a tsx child (or the built CLI); keeps the last 20 kB of its output for error messages. */
-function startChild(name, args, env, built = false) {
-  const child = spawn(process.execPath, built ? [BUILT_CLI, ...args] : ['--import', 'tsx', CLI, ...args], {
+function startChild(name, args, env, built = false, nodeArgs = []) {
+  const script = built ? [BUILT_CLI] : ['--import', 'tsx', CLI];
+  const child = spawn(process.execPath, [...nodeArgs, ...script, ...args], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -376,6 +381,7 @@ async function main() {
           ],
           { KUBECONFIG: cluster.kubeconfigPath, EDGEWARD_API_KEY: adminKey },
           OPERATOR_FROM === 'dist',
+          OPERATOR_NODE_ARGS,
         );
         const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
         await waitUntil(
