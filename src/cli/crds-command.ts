@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { argocdFiles } from '../operator/argocd/health-customizations.js';
 import { buildAllCrds, renderAllCrdsYaml } from '../operator/crds/generate.js';
 import { writeCrdFolder } from '../operator/crds/write.js';
 import { KIND_DEFINITIONS, OPERATOR_CONTROLLERS, OPERATOR_KINDS } from '../operator/kinds.js';
@@ -11,8 +12,9 @@ const USAGE = `usage: edgeward crds [--write [--dir <folder>]] [--write-rbac]
 Prints every edgeward CustomResourceDefinition as one multi-document YAML stream
 (kubectl apply -f - takes it). With --write, rewrites the folder instead (default ./crds):
 one <plural>.edgeward.dev.yaml per CRD and a Kustomization file listing them.
-With --write-rbac (in a checkout of the repository), rewrites the operator's RBAC rules generated
-from the same kinds: config/rbac/role.yaml and charts/edgeward/templates/_operator-rules.tpl.
+With --write-rbac (in a checkout of the repository), rewrites the other files generated from the
+same kinds: the operator's RBAC rules (config/rbac/role.yaml, charts/edgeward/templates/
+_operator-rules.tpl) and the Argo CD health checks (config/argocd/argocd-cm-patch.yaml).
 `;
 
 export async function crdsCommand(argv: string[]): Promise<number> {
@@ -37,7 +39,10 @@ export async function crdsCommand(argv: string[]): Promise<number> {
   if (values['write-rbac']) {
     for (const [path, text] of rbacFiles(OPERATOR_KINDS, OPERATOR_CONTROLLERS))
       await writeFile(resolve(path), text);
-    process.stderr.write('crds: wrote the operator RBAC rules (config/rbac, the chart)\n');
+    for (const [path, text] of argocdFiles(KIND_DEFINITIONS)) await writeFile(resolve(path), text);
+    process.stderr.write(
+      'crds: wrote the operator RBAC rules (config/rbac, the chart) and the Argo CD health checks\n',
+    );
     if (!values.write) return 0;
   }
   if (!values.write) {

@@ -9,7 +9,9 @@ export const TOOL_VERSIONS = {
   etcd: 'v3.6.16',
   /** helm.sh/helm/v3/cmd/helm */
   helm: 'v3.22.0',
+  /** github.com/yuin/gopher-lua, Argo CD's Lua: runs the health checks of config/argocd. */
+  gopherLua: 'v1.1.2',
 } as const;
 
-export type ToolName = 'kube-apiserver' | 'kubectl' | 'etcd' | 'helm';
-export const ALL_TOOLS: readonly ToolName[] = ['etcd', 'kube-apiserver', 'kubectl', 'helm'];
+export type ToolName = 'kube-apiserver' | 'kubectl' | 'etcd' | 'helm' | 'argocd-lua';
+export const ALL_TOOLS: readonly ToolName[] = ['etcd', 'kube-apiserver', 'kubectl', 'helm', 'argocd-lua'];

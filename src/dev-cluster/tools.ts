@@ -43,6 +43,7 @@ const groups: ToolGroup[] = [
   },
   { folder: `etcd-${TOOL_VERSIONS.etcd}`, tools: ['etcd'], build: buildEtcd },
   { folder: `helm-${TOOL_VERSIONS.helm}`, tools: ['helm'], build: buildHelm },
+  { folder: `argocd-lua-${TOOL_VERSIONS.gopherLua}`, tools: ['argocd-lua'], build: buildArgocdLua },
 ];
 
 function groupOf(tool: ToolName): ToolGroup {
@@ -199,6 +200,16 @@ async function buildEtcd(outDir: string, log: Log): Promise<void> {
     dir,
     log,
     `etcd ${TOOL_VERSIONS.etcd}`,
+  );
+}
+
+async function buildArgocdLua(outDir: string, log: Log): Promise<void> {
+  const dir = buildDir(`argocd-lua-${TOOL_VERSIONS.gopherLua}`, ['argocd-lua/go.mod', 'argocd-lua/main.go']);
+  await go(
+    ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(outDir, 'argocd-lua'), '.'],
+    dir,
+    log,
+    `argocd-lua (gopher-lua ${TOOL_VERSIONS.gopherLua})`,
   );
 }
 

@@ -12,6 +12,8 @@ declare module 'vitest' {
     devClusterDir: string;
     kubectl: string;
     helm: string;
+    /** Runs Argo CD health scripts with Argo CD's Lua (gopher-lua). */
+    argocdLua: string;
   }
 }
 
@@ -22,9 +24,10 @@ const log = (line: string) => process.stderr.write(`[kubernetes setup] ${line}\n
  * cluster is used as it is and nothing is started or stopped.
  */
 export default async function setup(project: TestProject) {
-  const tools = await ensureTools(['kubectl', 'helm'], log);
+  const tools = await ensureTools(['kubectl', 'helm', 'argocd-lua'], log);
   project.provide('kubectl', tools.kubectl);
   project.provide('helm', tools.helm);
+  project.provide('argocdLua', tools['argocd-lua']);
   if (process.env.KUBECONFIG) {
     log(`using the existing cluster of KUBECONFIG=${process.env.KUBECONFIG}`);
     project.provide('kubeconfig', process.env.KUBECONFIG);
