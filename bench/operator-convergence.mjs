@@ -24,25 +24,30 @@
 // build` first): tsx compiles in the process and adds about 200 MiB of RSS the image does not have.
 // Everything is loopback-only; every process and temp dir is removed in `finally`.
 
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { controlPlaneDown, controlPlaneUp } from '../src/dev-cluster/control-plane.ts';
+import { controlPlaneDown } from '../src/dev-cluster/control-plane.ts';
 import { freePort } from '../src/dev-cluster/free-port.ts';
-import { ensureTools } from '../src/dev-cluster/tools.ts';
+import {
+  children,
+  clusterWithCrds,
+  GROUP_VERSION,
+  killChildrenOnSignal,
+  operatorReady,
+  readyOf,
+  startChild,
+  startServer,
+  stopChild,
+} from './tools/operator-kit.mjs';
 
 const run = promisify(execFile);
-const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
-const BUILT_CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const OPERATOR_FROM = process.env.BENCH_OPERATOR_FROM ?? 'src';
 if (!['src', 'dist'].includes(OPERATOR_FROM)) throw new Error('BENCH_OPERATOR_FROM: src or dist');
-const CRDS_DIR = fileURLToPath(new URL('../crds/', import.meta.url));
-const GROUP_VERSION = 'edgeward.dev/v1alpha1';
 const PER_N_TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_MINUTES ?? 15) * 60_000;
 const STEADY_SECONDS = Number(process.env.BENCH_STEADY_SECONDS ?? 60);
 const UNRELATED_SECRETS = Number(process.env.BENCH_UNRELATED_SECRETS ?? 0);
@@ -84,50 +89,7 @@ const sizes = String(process.argv[2] ?? process.env.BENCH_N ?? '200')
   .filter((n) => Number.isInteger(n) && n > 0);
 if (sizes.length === 0) throw new Error('BENCH_N: expected positive integers like 200 or 200,1000');
 
-const children = new Set();
 const log = (line) => process.stderr.write(`[bench] ${line}\n`);
-
-/** Spawns a tsx child (or the built CLI); keeps the last 20 kB of its output for error messages. */
-function startChild(name, args, env, built = false, nodeArgs = []) {
-  const script = built ? [BUILT_CLI] : ['--import', 'tsx', CLI];
-  const child = spawn(process.execPath, [...nodeArgs, ...script, ...args], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const keep = (chunk) => {
-    output = (output + chunk.toString('utf8')).slice(-20_000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  children.add(child);
-  child.once('exit', () => children.delete(child));
-  return { name, child, output: () => output };
-}
-
-async function stopChild(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((done) => child.once('exit', done));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-async function waitUntil(what, timeoutMs, probe, proc) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (proc && proc.child.exitCode !== null) {
-      throw new Error(`${proc.name} exited while waiting for ${what}:\n${proc.output()}`);
-    }
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined && value !== false) return value;
-    await sleep(250);
-  }
-  throw new Error(
-    `timed out after ${timeoutMs / 1000} s waiting for ${what}${proc ? `:\n${proc.output()}` : ''}`,
-  );
-}
 
 function metricSum(text, name, label) {
   let sum = 0;
@@ -307,17 +269,6 @@ async function createBackend(apiUrl, adminKey) {
   return (await response.json()).id;
 }
 
-/** How many CRs of a kind are Ready=True for their current generation. */
-async function readyOf(kubectl, namespace, plural) {
-  const template =
-    '{range .items[*]}{.metadata.generation} {.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].observedGeneration}{"\\n"}{end}';
-  const text = await kubectl(['get', '-n', namespace, plural, '-o', `jsonpath=${template}`]);
-  return text
-    .split('\n')
-    .map((line) => line.split(' '))
-    .filter(([generation, status, observed]) => status === 'True' && observed === generation).length;
-}
-
 async function main() {
   const started = Date.now();
   const work = mkdtempSync(join(tmpdir(), 'edgeward-bench-operator-'));
@@ -325,43 +276,20 @@ async function main() {
   let clusterUp = false;
   const results = [];
   try {
-    const { kubectl: kubectlPath } = await ensureTools(['kubectl'], log);
-    const cluster = await controlPlaneUp(clusterDir, log);
+    // Set first: controlPlaneDown of a folder with nothing started in it only removes the folder.
     clusterUp = true;
-    const kubectl = async (args, input) => {
-      const child = run(kubectlPath, args, {
-        env: { ...process.env, KUBECONFIG: cluster.kubeconfigPath },
-        maxBuffer: 256 * 1024 * 1024,
-      });
-      if (input !== undefined) child.child.stdin.end(input);
-      try {
-        return (await child).stdout;
-      } catch (error) {
-        throw new Error(`kubectl ${args.join(' ')} failed: ${error.stderr ?? error.message}`, {
-          cause: error,
-        });
-      }
-    };
-    await kubectl(['apply', '-f', CRDS_DIR]);
-    await kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', CRDS_DIR]);
+    const { cluster, kubectl } = await clusterWithCrds(clusterDir, log);
     const certificate = kinds.includes('tlscertificate') ? await benchCertificate(work) : undefined;
 
     for (const n of sizes) {
       const adminKey = randomBytes(32).toString('hex');
-      const server = startChild(
-        'edgeward server',
-        ['server', '--port', '0', '--data-dir', join(work, `server-${n}`), '--rate-limit', '0'],
-        { EDGEWARD_ADMIN_API_KEY: adminKey, LOG_LEVEL: 'info' },
-      );
+      let server;
       let operator;
       try {
-        const apiUrl = await waitUntil(
-          'server listen address',
-          // tsx compiles the server on start: slow on a loaded machine.
-          180_000,
-          async () => /"listen":"([^"]+)"/.exec(server.output())?.[1],
-          server,
-        );
+        server = await startServer(['--data-dir', join(work, `server-${n}`), '--rate-limit', '0'], {
+          EDGEWARD_ADMIN_API_KEY: adminKey,
+        });
+        const { apiUrl } = server;
         const namespace = `bench-${n}-${randomBytes(3).toString('hex')}`;
         await kubectl(['create', 'namespace', namespace]);
         const [metricsPort, probePort] = [await freePort(), await freePort()];
@@ -384,15 +312,7 @@ async function main() {
           OPERATOR_NODE_ARGS,
         );
         const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-        await waitUntil(
-          'operator /readyz',
-          180_000,
-          async () => {
-            const response = await fetch(`http://127.0.0.1:${probePort}/readyz`);
-            return response.ok;
-          },
-          operator,
-        );
+        await operatorReady(operator, probePort);
         const before = await apiCalls(metricsUrl);
         const pids = {
           'kube-apiserver': cluster.pids.apiserver,
@@ -503,7 +423,7 @@ async function main() {
         printTable(results.at(-1));
       } finally {
         if (operator) await stopChild(operator.child);
-        await stopChild(server.child);
+        if (server) await stopChild(server.child);
       }
     }
   } finally {
@@ -550,13 +470,7 @@ function printTable(r) {
   for (const line of r.steadyBreakdown) process.stdout.write(`    ${line}\n`);
 }
 
-// Ctrl-C still cleans up: turn signals into an exception path through the finally blocks.
-for (const signal of ['SIGINT', 'SIGTERM']) {
-  process.once(signal, () => {
-    for (const child of children) child.kill('SIGKILL');
-    process.exitCode = 130;
-  });
-}
+killChildrenOnSignal();
 
 main().catch((error) => {
   process.stderr.write(`${error.stack ?? error}\n`);

@@ -1,0 +1,144 @@
+/**
+ * Helpers the operator benchmarks share (operator-convergence.mjs, crash-trials.mjs): tsx children
+ * of `src/cli.ts`, a throwaway control plane with the CRDs applied, kubectl, Ready counts. They
+ * import TypeScript sources, so the benches run under `node --import tsx`.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { controlPlaneUp } from '../../src/dev-cluster/control-plane.ts';
+import { ensureTools } from '../../src/dev-cluster/tools.ts';
+
+const run = promisify(execFile);
+const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const BUILT_CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
+const CRDS_DIR = fileURLToPath(new URL('../../crds/', import.meta.url));
+export const GROUP_VERSION = 'edgeward.dev/v1alpha1';
+
+/** Every child started here, so a bench's `finally` (or a signal) can stop what is left. */
+export const children = new Set();
+
+/** Spawns a tsx child (or the built CLI); keeps the last 20 kB of its output for error messages. */
+export function startChild(name, args, env, built = false, nodeArgs = []) {
+  const script = built ? [BUILT_CLI] : ['--import', 'tsx', CLI];
+  const child = spawn(process.execPath, [...nodeArgs, ...script, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk) => {
+    output = (output + chunk.toString('utf8')).slice(-20_000);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return { name, child, output: () => output };
+}
+
+export const exited = (child) => child.exitCode !== null || child.signalCode !== null;
+
+export async function stopChild(child) {
+  if (exited(child)) return;
+  const gone = new Promise((done) => child.once('exit', done));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await gone;
+  clearTimeout(timer);
+}
+
+/** Ctrl-C still cleans up: signals become an exception path through the benches' finally blocks. */
+export function killChildrenOnSignal() {
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.once(signal, () => {
+      for (const child of children) child.kill('SIGKILL');
+      process.exitCode = 130;
+    });
+  }
+}
+
+/** Polls `probe` until it gives a value other than undefined/false; fails early if `proc` exits. */
+export async function waitUntil(what, timeoutMs, probe, proc) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (proc && exited(proc.child)) {
+      throw new Error(`${proc.name} exited while waiting for ${what}:\n${proc.output()}`);
+    }
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined && value !== false) return value;
+    await sleep(250);
+  }
+  throw new Error(
+    `timed out after ${timeoutMs / 1000} s waiting for ${what}${proc ? `:\n${proc.output()}` : ''}`,
+  );
+}
+
+/** `edgeward server` on a free loopback port with `adminKey`; resolves once it prints its address. */
+export async function startServer(args, env) {
+  const server = startChild('edgeward server', ['server', '--port', '0', ...args], {
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+  const apiUrl = await waitUntil(
+    'server listen address',
+    // tsx compiles the server on start: slow on a loaded machine.
+    180_000,
+    async () => /"listen":"([^"]+)"/.exec(server.output())?.[1],
+    server,
+  );
+  return { ...server, apiUrl };
+}
+
+/** Resolves once the operator's /readyz (on `probePort`) answers 200. */
+export function operatorReady(operator, probePort) {
+  return waitUntil(
+    'operator /readyz',
+    180_000,
+    async () => (await fetch(`http://127.0.0.1:${probePort}/readyz`)).ok,
+    operator,
+  );
+}
+
+/** kubectl against `kubeconfigPath`; `input` goes to its stdin; a failure says which call. */
+export function kubectlFor(kubectlPath, kubeconfigPath) {
+  return async (args, input) => {
+    const child = run(kubectlPath, args, {
+      env: { ...process.env, KUBECONFIG: kubeconfigPath },
+      maxBuffer: 256 * 1024 * 1024,
+    });
+    if (input !== undefined) child.child.stdin.end(input);
+    try {
+      return (await child).stdout;
+    } catch (error) {
+      throw new Error(`kubectl ${args.join(' ')} failed: ${error.stderr ?? error.message}`, {
+        cause: error,
+      });
+    }
+  };
+}
+
+/**
+ * etcd + kube-apiserver in `dir` (stop them with controlPlaneDown(dir)), the edgeward CRDs applied
+ * and Established; resolves with the control plane and its kubectl.
+ */
+export async function clusterWithCrds(dir, log) {
+  const { kubectl: kubectlPath } = await ensureTools(['kubectl'], log);
+  const cluster = await controlPlaneUp(dir, log);
+  const kubectl = kubectlFor(kubectlPath, cluster.kubeconfigPath);
+  await kubectl(['apply', '-f', CRDS_DIR]);
+  await kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', CRDS_DIR]);
+  return { cluster, kubectl, pkiDir: join(dir, 'pki') };
+}
+
+/** How many CRs of a kind are Ready=True for their current generation. */
+export async function readyOf(kubectl, namespace, plural) {
+  const template =
+    '{range .items[*]}{.metadata.generation} {.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].observedGeneration}{"\\n"}{end}';
+  const text = await kubectl(['get', '-n', namespace, plural, '-o', `jsonpath=${template}`]);
+  return text
+    .split('\n')
+    .map((line) => line.split(' '))
+    .filter(([generation, status, observed]) => status === 'True' && observed === generation).length;
+}
