@@ -5,6 +5,8 @@ export class EdgewardApiError extends Error {
   readonly operationId: string | undefined;
   readonly method: string;
   readonly path: string;
+  /** The server's `Retry-After` (429, 503), when it sent one. */
+  readonly retryAfterMs: number | undefined;
 
   constructor(init: {
     method: string;
@@ -13,6 +15,7 @@ export class EdgewardApiError extends Error {
     errorCode: string;
     msg: string;
     operationId: string | undefined;
+    retryAfterMs?: number;
   }) {
     super(`${init.method} ${init.path}: ${init.statusCode} ${init.errorCode}: ${init.msg}`);
     this.name = 'EdgewardApiError';
@@ -21,6 +24,7 @@ export class EdgewardApiError extends Error {
     this.operationId = init.operationId;
     this.method = init.method;
     this.path = init.path;
+    this.retryAfterMs = init.retryAfterMs;
   }
 
   get isNotFound(): boolean {

@@ -193,6 +193,7 @@ export class Transport {
       operationId:
         payload.details?.operation_id ??
         (Array.isArray(operationHeader) ? operationHeader[0] : operationHeader),
+      retryAfterMs: retryAfterMs(headers['retry-after']),
     });
   }
 

@@ -50,10 +50,16 @@ export async function failed<T extends ManagedObject, R, Remote extends RemoteRe
     return undefined;
   }
   const reason = retriedReason(cause);
+  const retryAfter = cause instanceof EdgewardApiError ? cause.retryAfterMs : undefined;
+  // The backoff honours Retry-After; status says how long, so `kubectl get` shows why it waits.
+  const said =
+    reason === 'RateLimited' && retryAfter !== undefined
+      ? `${message} (retrying after ${Math.ceil(retryAfter / 1000)} s, the server's Retry-After)`
+      : message;
   try {
     await writeStatus(controller, object, {
-      ready: { status: 'False', reason, message },
-      synced: { status: 'False', reason, message },
+      ready: { status: 'False', reason, message: said },
+      synced: { status: 'False', reason, message: said },
       fields,
     });
   } catch (statusError) {
@@ -82,6 +88,7 @@ function retriedReason(error: unknown): string {
     403: 'Forbidden',
     404: 'NotFound',
     409: 'Conflict',
+    429: 'RateLimited',
   };
   return reasons[error.statusCode] ?? 'ApiUnavailable';
 }

@@ -20,7 +20,7 @@ const KIND = { group: 'edgeward.dev', version: 'v1alpha1', kind: 'Thing', plural
 const context: ReconcileContext = { signal: new AbortController().signal, log: silentLogger, failures: 0 };
 const request = { key: 'ns/a', namespace: 'ns', name: 'a' };
 
-function apiError(statusCode: number): EdgewardApiError {
+function apiError(statusCode: number, retryAfterMs?: number): EdgewardApiError {
   return new EdgewardApiError({
     method: 'POST',
     path: '/things',
@@ -28,6 +28,7 @@ function apiError(statusCode: number): EdgewardApiError {
     errorCode: 'ERR_EW_100',
     msg: 'name: bad',
     operationId: undefined,
+    retryAfterMs,
   });
 }
 
@@ -275,7 +276,6 @@ describe('reconcileManaged', () => {
   it('reports 5xx and transport errors as ApiUnavailable and rethrows them for backoff', async () => {
     for (const error of [
       apiError(503),
-      apiError(429),
       new EdgewardTransportError('POST', '/things', new Error('refused')),
     ]) {
       const h = harness({ spec: { name: 'one' } });
@@ -283,6 +283,25 @@ describe('reconcileManaged', () => {
       await expect(h.reconcile()).rejects.toBe(error);
       expect(ready(h.object)).toMatchObject({ status: 'False', reason: 'ApiUnavailable' });
     }
+  });
+
+  it('reports a 429 as RateLimited with its Retry-After, and rethrows it for backoff', async () => {
+    const limited = apiError(429, 12_400);
+    const h = harness({ spec: { name: 'one' } });
+    h.failCreateWith(limited);
+    await expect(h.reconcile()).rejects.toBe(limited);
+    expect(ready(h.object)).toMatchObject({
+      status: 'False',
+      reason: 'RateLimited',
+      message: `${limited.message} (retrying after 13 s, the server's Retry-After)`,
+    });
+    const withoutHeader = harness({ spec: { name: 'one' } });
+    withoutHeader.failCreateWith(apiError(429));
+    await expect(withoutHeader.reconcile()).rejects.toBeInstanceOf(EdgewardApiError);
+    expect(ready(withoutHeader.object)).toMatchObject({
+      reason: 'RateLimited',
+      message: apiError(429).message,
+    });
   });
 
   it('deletes remotely (404 counts) then removes the finalizer; Orphan deletes nothing', async () => {
