@@ -3,12 +3,15 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseEdgeAddr } from '../agent/options.js';
 import { createOperator } from '../operator/operator.js';
+import { apiKeyFromFile } from '../operator/runtime/api-key-file.js';
 import { RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../operator/runtime/flags.js';
+import { createLogger } from '../operator/runtime/logger.js';
 
 const HELP = `usage: edgeward operator --api-url URL [flags]
 
   --api-url URL                   the edgeward management API (required)
-  --api-key-file FILE             file holding the API key (default: EDGEWARD_API_KEY)
+  --api-key-file FILE             file holding the API key, re-read when it changes (a rotated
+                                  Secret); default: EDGEWARD_API_KEY
   --kubeconfig FILE               kubeconfig (default: KUBECONFIG, ~/.kube/config or in-cluster)
   --edge-addr HOST:PORT           the edge's tunnel endpoint Tunnel agents dial (a Tunnel's
                                   spec.edgeAddr overrides it); without either a Tunnel waits
@@ -44,8 +47,14 @@ export async function operatorCommand(argv: string[]): Promise<number> {
   }
   const apiUrl = values['api-url'];
   if (!apiUrl) throw new Error('--api-url: required');
-  const apiKey = values['api-key-file']
-    ? (await readFile(values['api-key-file'], 'utf8')).trim()
+  const log = createLogger();
+  const keyFile = values['api-key-file'];
+  // A key file is followed as its Secret rotates; the environment's key is fixed for the process.
+  const apiKey = keyFile
+    ? apiKeyFromFile(keyFile, {
+        onError: (error) =>
+          process.stderr.write(`edgeward operator: ${error.message}: ${String(error.cause)}\n`),
+      })
     : process.env.EDGEWARD_API_KEY;
   if (!apiKey) throw new Error('--api-key-file: required when EDGEWARD_API_KEY is not set');
   const edgeAddr = values['edge-addr'];
@@ -58,7 +67,7 @@ export async function operatorCommand(argv: string[]): Promise<number> {
   const kubeConfig = new KubeConfig();
   if (values.kubeconfig) kubeConfig.loadFromFile(values.kubeconfig);
   else kubeConfig.loadFromDefault();
-  const { manager, api } = createOperator({ kubeConfig, apiUrl, apiKey, flags: values, edge });
+  const { manager, api } = createOperator({ kubeConfig, apiUrl, apiKey, flags: values, edge, log });
   manager.installSignalHandlers();
   await manager.start();
   const reason = await manager.done;

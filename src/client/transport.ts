@@ -6,7 +6,8 @@ import { backoffMs, RETRYABLE_STATUS, type RetryOptions, retryAfterMs } from './
 export interface ClientOptions {
   /** e.g. `https://api.example.com` (no trailing path). */
   baseUrl: string;
-  apiKey: string;
+  /** The API key, or a function giving the current one (read per request: a rotated key file). */
+  apiKey: string | (() => string);
   retry?: RetryOptions;
   /** Per-attempt timeout for headers and body. Default 30 s. */
   timeoutMs?: number;
@@ -108,7 +109,7 @@ export class Transport {
     // A POST is only retried when an Idempotency-Key makes the retry safe.
     const retryable = method !== 'POST' || options.idempotencyKey !== undefined;
     const headers: Record<string, string> = {
-      authorization: `Bearer ${this.#options.apiKey}`,
+      authorization: `Bearer ${typeof this.#options.apiKey === 'function' ? this.#options.apiKey() : this.#options.apiKey}`,
       'svc-version': '2',
       accept: 'application/json',
       'user-agent': this.#options.userAgent ?? 'edgeward-client',

@@ -10,7 +10,8 @@ export interface OperatorOptions {
   kubeConfig: KubeConfig;
   /** Base URL of the edgeward management API. */
   apiUrl: string;
-  apiKey: string;
+  /** The key, or a function giving the current one (a key file re-read as its Secret rotates). */
+  apiKey: string | (() => string);
   /** Parsed `RUNTIME_FLAGS` values. */
   flags: RuntimeFlagValues;
   log?: Logger;
