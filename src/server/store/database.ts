@@ -2,7 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
-import { migrationProvider } from './migrations/index.js';
+import { MIGRATION_NAMES, migrationProvider } from './migrations/index.js';
+import { refuseNewerSchema } from './schema-version.js';
 import { SqliteConnection } from './sqlite-connection.js';
 import type { Database } from './tables.js';
 
@@ -32,13 +33,13 @@ export const SQLITE_FILE = 'edgeward.sqlite';
 export async function openDatabase(options: DatabaseOptions): Promise<Store> {
   if (options.databaseUrl) {
     const db = openPostgres(options.databaseUrl);
-    await migrate(db);
+    await migrateOrClose(db);
     return { db, reads: db, destroy: () => db.destroy() };
   }
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const path = join(options.dataDir, SQLITE_FILE);
   const db = openSqlite(path, false);
-  await migrate(db);
+  await migrateOrClose(db);
   // Opened after the migrations, so it never reads a schema older than the code's.
   const reads = openSqlite(path, true);
   return {
@@ -62,6 +63,17 @@ function openPostgres(url: string): Db {
   // a listener the pool's error event would crash the process.
   pool.on('error', (error) => process.emitWarning(`PostgreSQL connection lost: ${error.message}`));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/** Runs the migrations forward; on failure the connection is closed before the error goes up. */
+async function migrateOrClose(db: Db): Promise<void> {
+  try {
+    await refuseNewerSchema(db, MIGRATION_NAMES);
+    await migrate(db);
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
 }
 
 async function migrate(db: Db): Promise<void> {

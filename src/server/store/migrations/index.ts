@@ -12,6 +12,9 @@ const migrations: Record<string, Migration> = {
   '004-event-delivery': eventDelivery,
 };
 
+/** The names of the migrations this release has, oldest first. */
+export const MIGRATION_NAMES: readonly string[] = Object.keys(migrations).sort();
+
 export const migrationProvider: MigrationProvider = {
   getMigrations: async () => migrations,
 };
