@@ -639,7 +639,7 @@ describe('the edgeward CRDs on a real kube-apiserver', () => {
     );
   });
 
-  it('list every kind with `kubectl get edgeward`, with ID, READY, REASON and AGE columns', async () => {
+  it('list every kind with `kubectl get edgeward`, with ID, READY, SYNCED, REASON and AGE columns', async () => {
     await kubectl(['apply', '-f', '-'], JSON.stringify(resource('IPPolicy', GOOD.IPPolicy, 'office')));
     await kubectl(
       ['apply', '-f', '-'],
@@ -655,6 +655,7 @@ describe('the edgeward CRDs on a real kube-apiserver', () => {
       'NAME',
       'ID',
       'READY',
+      'SYNCED',
       'REASON',
       'ADDR',
       'REGION',

@@ -35,12 +35,14 @@ export type CustomResourceDefinition = {
 };
 
 const READY = '.status.conditions[?(@.type=="Ready")]';
+const SYNCED = '.status.conditions[?(@.type=="Synced")]';
 
-/** ID, READY and REASON first, AGE last, the kind's own columns between. */
+/** ID, READY, SYNCED and REASON first (as Crossplane shows them), AGE last, the kind's own columns between. */
 function printerColumns(kind: KindDefinition): PrinterColumn[] {
   return [
     { name: 'ID', type: 'string', jsonPath: '.status.id', description: 'id of the resource on the server' },
     { name: 'Ready', type: 'string', jsonPath: `${READY}.status` },
+    { name: 'Synced', type: 'string', jsonPath: `${SYNCED}.status` },
     { name: 'Reason', type: 'string', jsonPath: `${READY}.reason` },
     ...(kind.printerColumns ?? []),
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
