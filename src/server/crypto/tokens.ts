@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /** A secret with 256 bits of randomness, URL-safe, optionally prefixed so it is recognisable in a leak scan. */
 export function newSecretToken(prefix?: string): string {
@@ -6,7 +6,10 @@ export function newSecretToken(prefix?: string): string {
   return prefix ? `${prefix}_${secret}` : secret;
 }
 
-/** Tokens carry 256 bits of entropy, so a plain SHA-256 is a safe, fast, lookup-able hash. */
+/**
+ * Tokens carry 256 bits of entropy, so a plain SHA-256 is a safe, fast, lookup-able hash. Every
+ * request pays it: the one-shot `hash` costs less than half of a `createHash` object's round trip.
+ */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return hash('sha256', token, 'hex');
 }

@@ -28,7 +28,7 @@ import {
   websocketTcpConverterModule,
   websocketTcpConverterModuleInput,
 } from '../../schemas/route-modules.js';
-import { selfSignedCertificate } from '../crypto/x509.js';
+import { loadX509 } from '../crypto/x509-loader.js';
 import { conflict } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import {
@@ -261,6 +261,7 @@ export const samlKind = defineModuleKind({
   prepare: async (_value, owner): Promise<PreparedSigningKey | undefined> => {
     if (previousServiceProvider(owner.id, owner.previous)) return undefined;
     // RSA: the signature algorithm (rsa-sha256) every SAML identity provider accepts.
+    const { selfSignedCertificate } = await loadX509();
     const generated = await selfSignedCertificate({
       commonName: `edgeward SAML SP ${owner.id}`,
       validDays: SAML_SIGNING_CERTIFICATE_DAYS,

@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { PostgresAdapter, sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Db } from '../store/database.js';
+import { loadPg } from '../store/pg-loader.js';
 
 /** The PostgreSQL channel on which every replica announces a committed change. */
 const CHANNEL = 'edgeward_changes';
@@ -64,7 +65,9 @@ export class ChangeSignal extends EventEmitter<{
   /** On PostgreSQL: hears the other replicas' changes, reconnecting when the connection drops. */
   async listen(databaseUrl: string): Promise<void> {
     if (this.#closed) return;
-    const client = new pg.Client({ connectionString: databaseUrl });
+    const { Client } = await loadPg();
+    if (this.#closed) return;
+    const client = new Client({ connectionString: databaseUrl });
     const retry = (error: Error) => {
       if (this.#closed || this.#listener !== client) return;
       this.#listener = undefined;

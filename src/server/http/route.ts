@@ -6,6 +6,7 @@ import type { ChangeSignal } from '../events/change-signal.js';
 import { type AccountEvent, recordEvent } from '../events/outbox.js';
 import type { Db } from '../store/database.js';
 import { inWriteTransaction } from '../store/write-transaction.js';
+import { quickParserOf } from './common-inputs.js';
 import type { RequestContext } from './context.js';
 import { requestFingerprint, runIdempotent } from './idempotency.js';
 import { affectsPrincipals } from './principal-cache.js';
@@ -104,12 +105,17 @@ export function defineRoute<
 >(app: FastifyInstance, route: RouteDefinition<P, Q, B, R, X>): void {
   app.edgeward.routes.push(route as unknown as AnyRouteDefinition);
   const touchesPrincipals = route.event !== undefined && affectsPrincipals(route.event);
+  // Ids and paging go through a precompiled check; zod parses whatever it does not accept.
+  const quickParams = quickParserOf(route.params);
+  const quickQuery = quickParserOf(route.query);
   app.route({
     method: route.method,
     url: route.url,
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
-      const params = parse(route.params, request.params, '');
-      const query = parse(route.query, request.query ?? {}, '');
+      const params =
+        (quickParams?.(request.params) as z.output<P> | undefined) ?? parse(route.params, request.params, '');
+      const rawQuery = request.query ?? {};
+      const query = (quickQuery?.(rawQuery) as z.output<Q> | undefined) ?? parse(route.query, rawQuery, '');
       // Only a missing body means "no fields"; a JSON null is a wrong type like any other.
       const rawBody = request.body === undefined ? {} : withoutEchoedPathParams(request.body, request.params);
       const body = route.body ? parse(route.body, rawBody, '') : undefined;

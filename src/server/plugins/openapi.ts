@@ -14,12 +14,26 @@ const packageVersion = (
  * it works without internet). Neither needs a key: the document names no secret.
  */
 export async function openApiPlugin(app: FastifyInstance): Promise<void> {
-  const document = openApiDocumentOf(app);
-  app.get('/openapi.json', { config: { public: true } }, async () => document);
+  // Built at the first request for it, not at start-up: the document holds about 4 MiB, which a
+  // server nobody reads it from never needs. @fastify/swagger keeps and serves the object it is
+  // given, so that object is filled in place.
+  const document: Record<string, unknown> = {};
+  let built = false;
+  const documentOnce = (): Record<string, unknown> => {
+    if (!built) {
+      Object.assign(document, openApiDocumentOf(app));
+      built = true;
+    }
+    return document;
+  };
+  app.get('/openapi.json', { config: { public: true } }, async () => documentOnce());
   await app.register(async (docs) => {
     // Every route of this scope (Swagger UI's page, assets and its copy of the document) is public.
     docs.addHook('onRoute', (route) => {
       route.config = { ...route.config, public: true };
+    });
+    docs.addHook('onRequest', async () => {
+      documentOnce();
     });
     await docs.register(fastifySwagger, {
       mode: 'static',

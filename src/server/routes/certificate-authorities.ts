@@ -6,7 +6,7 @@ import {
   certificateAuthorityList,
   certificateAuthorityUpdate,
 } from '../../schemas/certificate-authorities.js';
-import { certificateAuthorityFields, normalizedPem, parseCaCertificate } from '../crypto/x509.js';
+import { loadX509 } from '../crypto/x509-loader.js';
 import { moduleOwnersReferencing } from '../edges/module-references.js';
 import { inUse } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
@@ -61,7 +61,13 @@ export async function certificateAuthorityRoutes(app: FastifyInstance): Promise<
   defineCreateRoute(app, CERTIFICATE_AUTHORITIES, {
     summary: 'Upload a certificate authority (one PEM-encoded CA certificate)',
     body: certificateAuthorityCreate,
-    handler: async ({ body, ctx }) => {
+    // Loaded before the write transaction, not inside it, the first time it is needed.
+    prepare: () => loadX509(),
+    handler: async ({
+      body,
+      ctx,
+      prepared: { certificateAuthorityFields, normalizedPem, parseCaCertificate },
+    }) => {
       const certificate = parseCaCertificate(body.ca_pem, 'ca_pem');
       const fields = certificateAuthorityFields(certificate);
       const row: Row<'certificate_authorities'> = {

@@ -6,16 +6,8 @@ import {
   tlsCertificateList,
   tlsCertificateUpdate,
 } from '../../schemas/tls-certificates.js';
-import {
-  checkChainOrder,
-  type LeafCertificateFields,
-  leafCertificateFields,
-  normalizedPem,
-  parsePemChain,
-  parsePrivateKey,
-  privateKeyMatches,
-  privateKeyType,
-} from '../crypto/x509.js';
+import type { LeafCertificateFields } from '../crypto/x509.js';
+import { loadX509 } from '../crypto/x509-loader.js';
 import { badRequest } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { insertRow, type Row } from '../store/rows.js';
@@ -71,7 +63,11 @@ export async function tlsCertificateRoutes(app: FastifyInstance): Promise<void> 
   defineCreateRoute(app, TLS_CERTIFICATES, {
     summary: 'Upload a TLS certificate chain (leaf first) and the private key of its leaf',
     body: tlsCertificateCreate,
-    handler: async ({ body, ctx }) => {
+    // Loaded before the write transaction, not inside it, the first time it is needed.
+    prepare: () => loadX509(),
+    handler: async ({ body, ctx, prepared: x509 }) => {
+      const { checkChainOrder, leafCertificateFields, normalizedPem, parsePemChain, parsePrivateKey } = x509;
+      const { privateKeyMatches, privateKeyType } = x509;
       const chain = parsePemChain(body.certificate_pem, 'certificate_pem');
       checkChainOrder(chain, 'certificate_pem');
       const [leaf] = chain;

@@ -1,8 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
 import { MIGRATION_NAMES, migrationProvider } from './migrations/index.js';
+import { loadPg } from './pg-loader.js';
 import { refuseNewerSchema } from './schema-version.js';
 import { SqliteConnection } from './sqlite-connection.js';
 import type { Database } from './tables.js';
@@ -32,7 +32,7 @@ export const SQLITE_FILE = 'edgeward.sqlite';
 
 export async function openDatabase(options: DatabaseOptions): Promise<Store> {
   if (options.databaseUrl) {
-    const db = openPostgres(options.databaseUrl);
+    const db = await openPostgres(options.databaseUrl);
     await migrateOrClose(db);
     return { db, reads: db, destroy: () => db.destroy() };
   }
@@ -57,7 +57,8 @@ function openSqlite(path: string, queryOnly: boolean): Db {
   return new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
 }
 
-function openPostgres(url: string): Db {
+async function openPostgres(url: string): Promise<Db> {
+  const pg = await loadPg();
   const pool = new pg.Pool({ connectionString: url });
   // An idle connection dropped by the database (restart, failover) is replaced on next use; without
   // a listener the pool's error event would crash the process.

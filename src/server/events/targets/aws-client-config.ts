@@ -52,13 +52,22 @@ function credentialsFor(
   });
 }
 
+/** The client settings every AWS target shares (a subset of each client's own config type). */
+export interface AwsClientConfig {
+  region: string;
+  credentials: ReturnType<typeof credentialsFor>;
+  maxAttempts: number;
+  requestHandler: NodeHttpHandler;
+  endpoint?: string;
+}
+
 /** What every AWS target's client is built with. Retries are the dispatcher's, with its backoff. */
 export function awsClientConfig(
   auth: StoredAwsAuth,
   arn: string,
   endpoints: TargetEndpoints,
   sessionName: string,
-) {
+): AwsClientConfig {
   const { region } = parseArn(arn);
   return {
     region,
