@@ -2,7 +2,8 @@
 // the same process tree. Each scenario runs on SQLite (WAL, synchronous=FULL) and on PostgreSQL
 // (fsync and synchronous_commit on), so every acknowledged write is durable in both. Loopback only;
 // every run is bounded.
-//   npm run bench   (BENCH_SECONDS=10 BENCH_CONNECTIONS=20 BENCH_STORES=sqlite,postgres by default)
+//   npm run bench   (BENCH_SECONDS=10 BENCH_CONNECTIONS=20 BENCH_STORES=sqlite,postgres by default;
+//   BENCH_SERVER_NODE_ARGS: node flags for the edgeward server alone)
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -17,6 +18,10 @@ import { env, freePort, machineBusySeconds, treeCpuSeconds } from './tools/kit.m
 const seconds = Number(env('BENCH_SECONDS', 10));
 const connections = Number(env('BENCH_CONNECTIONS', 20));
 const stores = env('BENCH_STORES', 'sqlite,postgres').split(',');
+// Node flags for the edgeward server only, e.g. `--max-semi-space-size=2` (a smaller young generation).
+const serverNodeArgs = env('BENCH_SERVER_NODE_ARGS', '')
+  .split(/\s+/)
+  .filter((arg) => arg !== '');
 const key = `ewk_bench_${randomBytes(16).toString('hex')}`;
 const root = fileURLToPath(new URL('..', import.meta.url));
 const headers = { authorization: `Bearer ${key}`, 'svc-version': '2', 'content-type': 'application/json' };
@@ -83,6 +88,7 @@ async function startHello() {
 async function startEdgeward(store, dataDir) {
   const port = await freePort();
   const args = [
+    ...serverNodeArgs,
     join(root, 'dist/cli.js'),
     'server',
     '--data-dir',
