@@ -41,9 +41,25 @@ const groups: ToolGroup[] = [
     tools: ['kube-apiserver', 'kubectl'],
     build: buildKubernetes,
   },
-  { folder: `etcd-${TOOL_VERSIONS.etcd}`, tools: ['etcd'], build: buildEtcd },
+  {
+    folder: `etcd-${TOOL_VERSIONS.etcd}`,
+    tools: ['etcd'],
+    build: (outDir, log) =>
+      buildWrapper('etcd', TOOL_VERSIONS.etcd, outDir, log, `etcd ${TOOL_VERSIONS.etcd}`),
+  },
   { folder: `helm-${TOOL_VERSIONS.helm}`, tools: ['helm'], build: buildHelm },
-  { folder: `argocd-lua-${TOOL_VERSIONS.gopherLua}`, tools: ['argocd-lua'], build: buildArgocdLua },
+  {
+    folder: `argocd-lua-${TOOL_VERSIONS.gopherLua}`,
+    tools: ['argocd-lua'],
+    build: (outDir, log) =>
+      buildWrapper(
+        'argocd-lua',
+        TOOL_VERSIONS.gopherLua,
+        outDir,
+        log,
+        `argocd-lua (gopher-lua ${TOOL_VERSIONS.gopherLua})`,
+      ),
+  },
 ];
 
 function groupOf(tool: ToolName): ToolGroup {
@@ -193,24 +209,16 @@ async function buildKubernetes(outDir: string, log: Log): Promise<void> {
   );
 }
 
-async function buildEtcd(outDir: string, log: Log): Promise<void> {
-  const dir = buildDir(`etcd-${TOOL_VERSIONS.etcd}`, ['etcd/go.mod', 'etcd/main.go']);
-  await go(
-    ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(outDir, 'etcd'), '.'],
-    dir,
-    log,
-    `etcd ${TOOL_VERSIONS.etcd}`,
-  );
-}
-
-async function buildArgocdLua(outDir: string, log: Log): Promise<void> {
-  const dir = buildDir(`argocd-lua-${TOOL_VERSIONS.gopherLua}`, ['argocd-lua/go.mod', 'argocd-lua/main.go']);
-  await go(
-    ['build', '-trimpath', '-ldflags', '-s -w', '-o', join(outDir, 'argocd-lua'), '.'],
-    dir,
-    log,
-    `argocd-lua (gopher-lua ${TOOL_VERSIONS.gopherLua})`,
-  );
+/** Builds the one binary of a wrapper module in go-modules/ (its go.mod and main.go). */
+async function buildWrapper(
+  wrapper: string,
+  version: string,
+  outDir: string,
+  log: Log,
+  what: string,
+): Promise<void> {
+  const dir = buildDir(`${wrapper}-${version}`, [`${wrapper}/go.mod`, `${wrapper}/main.go`]);
+  await go(['build', '-trimpath', '-ldflags', '-s -w', '-o', join(outDir, wrapper), '.'], dir, log, what);
 }
 
 async function buildHelm(outDir: string, log: Log): Promise<void> {

@@ -66,7 +66,7 @@ function fixtureOf(cr: Cr & { apiVersion?: string; kind?: string }) {
 }
 
 const h = new OperatorHarness('argocd');
-const { apply, yamlOf, getCr, waitFor, suffix, kubectl, namespace } = h;
+const { apply, yamlOf, getCr, waitFor, suffix, namespace } = h;
 const openssl = new OpensslWorkspace();
 
 beforeAll(async () => {
@@ -90,27 +90,20 @@ describe('Argo CD health of edgeward objects', () => {
       key,
       extensions: ['basicConstraints = CA:FALSE', 'subjectAltName = DNS:argocd.example.com'],
     });
-    await kubectl(
-      ['apply', '-f', '-'],
+    await apply(
+      // A key that is not the certificate's: the server refuses the upload (400).
       JSON.stringify({
         apiVersion: 'v1',
-        kind: 'List',
-        items: [
-          // A key that is not the certificate's: the server refuses the upload (400).
-          {
-            apiVersion: 'v1',
-            kind: 'Secret',
-            metadata: { name: 'mismatched-key', namespace },
-            stringData: { 'tls.key': otherKey.pem },
-          },
-          // A Secret of the token's name that the operator does not own.
-          {
-            apiVersion: 'v1',
-            kind: 'Secret',
-            metadata: { name: 'taken-token', namespace },
-            stringData: { token: 'not the operator’s' },
-          },
-        ],
+        kind: 'Secret',
+        metadata: { name: 'mismatched-key', namespace },
+        stringData: { 'tls.key': otherKey.pem },
+      }),
+      // A Secret of the token's name that the operator does not own.
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'taken-token', namespace },
+        stringData: { token: 'not the operator’s' },
       }),
     );
     await apply(

@@ -120,31 +120,8 @@ describe('reserved addresses', () => {
     );
     let free = 10000;
     while (used.has(`jp.tcp.edgeward.dev:${free}`)) free++;
-    const draws = [taken, taken, free];
-    const row = await db.transaction().execute((trx) =>
-      insertWithFreeAddr(
-        trx,
-        {
-          id: newId('ra'),
-          created_at: '2024-01-01T00:00:00Z',
-          description: '',
-          metadata: '',
-          region: 'jp',
-          endpoint_configuration_id: null,
-        },
-        'tcp.edgeward.dev',
-        { min: 10000, max: 65535 },
-        () => draws.shift() as number,
-      ),
-    );
-    expect(draws).toEqual([]);
-    expect(row.addr).toBe(`jp.tcp.edgeward.dev:${free}`);
-    const fetched = await t.api<ReservedAddrWire>('GET', `/reserved_addrs/${row.id}`);
-    expect(fetched.body.addr).toBe(`jp.tcp.edgeward.dev:${free}`);
-    // The existing reservation was not touched.
-    expect((await t.api<ReservedAddrWire>('GET', `/reserved_addrs/${existing.id}`)).body).toEqual(existing);
-
-    const insertWhenDrawsHit = (range: { min: number; max: number }) =>
+    /** A new jp reservation in `range`, each random port drawn by `draw`. */
+    const insertDrawing = (range: { min: number; max: number }, draw: () => number) =>
       db.transaction().execute((trx) =>
         insertWithFreeAddr(
           trx,
@@ -158,9 +135,20 @@ describe('reserved addresses', () => {
           },
           'tcp.edgeward.dev',
           range,
-          () => taken, // every random draw hits a reserved port
+          draw,
         ),
       );
+    const draws = [taken, taken, free];
+    const row = await insertDrawing({ min: 10000, max: 65535 }, () => draws.shift() as number);
+    expect(draws).toEqual([]);
+    expect(row.addr).toBe(`jp.tcp.edgeward.dev:${free}`);
+    const fetched = await t.api<ReservedAddrWire>('GET', `/reserved_addrs/${row.id}`);
+    expect(fetched.body.addr).toBe(`jp.tcp.edgeward.dev:${free}`);
+    // The existing reservation was not touched.
+    expect((await t.api<ReservedAddrWire>('GET', `/reserved_addrs/${existing.id}`)).body).toEqual(existing);
+
+    // Every random draw hits a reserved port.
+    const insertWhenDrawsHit = (range: { min: number; max: number }) => insertDrawing(range, () => taken);
     // Draws that keep missing do not fail a create while the range has a free port: it is read.
     const afterDraws = await insertWhenDrawsHit({
       min: Math.min(taken, free),

@@ -25,25 +25,17 @@ const queries: unknown[] = [
 const params: unknown[] = [{ id: 'ipp_2abc' }, { id: '' }, { id: 5 }, {}, { id: 'a', other: 'b' }, null];
 
 describe('the precompiled checks of ids and paging', () => {
-  it.each(queries.map((query) => [JSON.stringify(query), query]))(
-    'listQuery %s: as zod, or left to zod',
-    (_, query) => {
-      const quick = quickParserOf(listQuery)?.(query);
-      const zod = listQuery.safeParse(query);
-      if (quick === undefined) expect(zod.success).toBe(false);
-      else expect(quick).toStrictEqual(zod.data);
-    },
-  );
+  const cases = [
+    ...queries.map((value) => ['listQuery', listQuery, value] as const),
+    ...params.map((value) => ['idParams', idParams, value] as const),
+  ].map(([name, schema, value]) => [`${name} ${JSON.stringify(value)}`, schema, value] as const);
 
-  it.each(params.map((value) => [JSON.stringify(value), value]))(
-    'idParams %s: as zod, or left to zod',
-    (_, value) => {
-      const quick = quickParserOf(idParams)?.(value);
-      const zod = idParams.safeParse(value);
-      if (quick === undefined) expect(zod.success).toBe(false);
-      else expect(quick).toStrictEqual(zod.data);
-    },
-  );
+  it.each(cases)('%s: as zod, or left to zod', (_, schema, value) => {
+    const quick = quickParserOf(schema)?.(value);
+    const zod = schema.safeParse(value);
+    if (quick === undefined) expect(zod.success).toBe(false);
+    else expect(quick).toStrictEqual(zod.data);
+  });
 
   it('has none for other schemas', () => {
     expect(quickParserOf(undefined)).toBeUndefined();
