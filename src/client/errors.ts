@@ -7,6 +7,11 @@ export class EdgewardApiError extends Error {
   readonly path: string;
   /** The server's `Retry-After` (429, 503), when it sent one. */
   readonly retryAfterMs: number | undefined;
+  /**
+   * ERR_EDGEWARD_500 (an Idempotency-Key reused with another request): the id of the resource the
+   * key's first request made. A caller whose first answer was lost finds it here.
+   */
+  readonly resourceId: string | undefined;
 
   constructor(init: {
     method: string;
@@ -16,6 +21,7 @@ export class EdgewardApiError extends Error {
     msg: string;
     operationId: string | undefined;
     retryAfterMs?: number;
+    resourceId?: string;
   }) {
     super(`${init.method} ${init.path}: ${init.statusCode} ${init.errorCode}: ${init.msg}`);
     this.name = 'EdgewardApiError';
@@ -25,6 +31,12 @@ export class EdgewardApiError extends Error {
     this.method = init.method;
     this.path = init.path;
     this.retryAfterMs = init.retryAfterMs;
+    this.resourceId = init.resourceId;
+  }
+
+  /** The resource this request's Idempotency-Key made before, with another request body. */
+  get madeByKeyBefore(): string | undefined {
+    return this.errorCode === 'ERR_EDGEWARD_500' ? this.resourceId : undefined;
   }
 
   get isNotFound(): boolean {

@@ -108,6 +108,25 @@ describe('Transport', () => {
     expect(seen).toEqual([2000]);
   });
 
+  it('names what an Idempotency-Key made before (409 ERR_EDGEWARD_500), and nothing for other errors', async () => {
+    const reused = {
+      ...error(409, 'ERR_EDGEWARD_500'),
+      details: { operation_id: 'op_1', resource_id: 'ipp_1' },
+    };
+    const { transport } = await setup([
+      { status: 409, body: reused },
+      { status: 409, body: { ...error(409, 'ERR_EDGEWARD_501'), details: { operation_id: 'op_2' } } },
+    ]);
+    const first = (await transport
+      .send('POST', '/x', { body: {} })
+      .catch((e: unknown) => e)) as EdgewardApiError;
+    expect(first.madeByKeyBefore).toBe('ipp_1');
+    const second = (await transport
+      .send('POST', '/x', { body: {} })
+      .catch((e: unknown) => e)) as EdgewardApiError;
+    expect(second.madeByKeyBefore).toBeUndefined();
+  });
+
   it('gives up after maxAttempts on 503 with a typed error', async () => {
     const { server, transport } = await setup([{ status: 503, body: error(503, 'ERR_EDGEWARD_800') }]);
     const failure = await transport.send('GET', '/things').catch((e: unknown) => e);

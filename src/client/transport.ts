@@ -51,7 +51,7 @@ type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 interface ErrorPayload {
   error_code?: string;
   msg?: string;
-  details?: { operation_id?: string };
+  details?: { operation_id?: string; resource_id?: string };
 }
 
 /** HTTP for the typed client: auth and version headers, JSON, typed errors, retries with backoff. */
@@ -195,6 +195,7 @@ export class Transport {
         payload.details?.operation_id ??
         (Array.isArray(operationHeader) ? operationHeader[0] : operationHeader),
       retryAfterMs: retryAfterMs(headers['retry-after']),
+      resourceId: typeof payload.details?.resource_id === 'string' ? payload.details.resource_id : undefined,
     });
   }
 

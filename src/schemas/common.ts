@@ -123,6 +123,14 @@ export const errorBody = z
     msg: z.string().meta({ description: 'what went wrong, starting with the field it concerns' }),
     details: z.object({
       operation_id: z.string().meta({ description: 'the Svc-Operation-Id of the request' }),
+      resource_id: z
+        .string()
+        .optional()
+        .meta({
+          description:
+            "ERR_EDGEWARD_500 only: the id of the resource the Idempotency-Key's first request made, so a " +
+            'client whose first answer was lost can find it',
+        }),
     }),
   })
   .meta({ id: 'Error' });

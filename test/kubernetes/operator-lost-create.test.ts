@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashToken } from '../../src/server/crypto/tokens.js';
 import { AnswerDroppingProxy } from '../support/answer-dropping-proxy.js';
-import { condition, OperatorHarness } from '../support/operator-harness.js';
+import { condition, OperatorHarness, type Secret, secretValue } from '../support/operator-harness.js';
 import { idPattern, type TestServer } from '../support/server.js';
 
 /**
@@ -11,7 +12,7 @@ import { idPattern, type TestServer } from '../support/server.js';
  */
 
 const h = new OperatorHarness('lost-create');
-const { apply, yamlOf, getCr, eventually, waitFor, waitGone, suffix } = h;
+const { apply, yamlOf, getCr, getSecret, eventually, waitFor, waitGone, suffix } = h;
 let t: TestServer;
 let proxy: AnswerDroppingProxy;
 
@@ -87,12 +88,96 @@ describe('a create whose answer was lost', () => {
     // the attempts after the spec change included.
     const keys = proxy.matched.map((request) => request.idempotencyKey);
     expect(proxy.matched.filter((request) => request.fate === 'refused').length).toBeGreaterThan(0);
-    expect(keys[0]).toMatch(new RegExp(`^${cr.metadata.uid}-[0-9a-f]{24}$`));
+    expect(keys[0]).toBe(cr.metadata.uid);
     expect(new Set(keys)).toEqual(new Set([keys[0]]));
 
     await h.delete('tlsedges', 'lost');
     await waitGone('tlsedges', 'lost');
     expect(await tlsEdgesOn(hostport)).toEqual([]);
+  });
+
+  it('then a restart and a spec change: the server names what the key made; it is tracked and updated', async () => {
+    const hostport = `restart-${suffix}.example.com:443`;
+    proxy.loseAnswers('POST', '/edges/tls');
+    await apply(yamlOf('TLSEdge', 'restarted', { description: 'first', hostports: [hostport] }));
+    const [made] = await eventually('the lost create made on the server', async () => {
+      const edges = await tlsEdgesOn(hostport);
+      return edges.length > 0 ? edges : undefined;
+    });
+    await failedAtCurrentGeneration('restarted');
+    // The operator dies with its memory of the unanswered create; the spec changes while it is down.
+    await h.stopOperator('SIGKILL');
+    proxy.release();
+    await apply(yamlOf('TLSEdge', 'restarted', { description: 'second', hostports: [hostport] }));
+    h.startOperator();
+
+    const cr = await waitFor('tlsedges', 'restarted');
+    expect(cr.status?.id).toBe(made?.id);
+    expect(cr.metadata.generation).toBe(2);
+    expect(condition(cr, 'Ready')).toMatchObject({ reason: 'Updated', observedGeneration: 2 });
+    expect(await tlsEdgesOn(hostport)).toEqual([
+      expect.objectContaining({ id: made?.id, description: 'second' }),
+    ]);
+    // It says what happened, as a Warning on the object.
+    await eventually('a LostCreateFound event on tlsedges/restarted', async () => {
+      const { stdout } = await h.kubectl(['get', 'events', '-n', h.namespace, '-o', 'json']);
+      const { items } = JSON.parse(stdout) as {
+        items: Array<{ reason: string; type: string; message: string; involvedObject: { name: string } }>;
+      };
+      return items.find(
+        (event) =>
+          event.involvedObject.name === 'restarted' &&
+          event.reason === 'LostCreateFound' &&
+          event.type === 'Warning' &&
+          event.message.includes(`tracking ${made?.id}`),
+      );
+    });
+  });
+
+  it('a credential after a restart and a spec change: the one whose token was lost is replaced and deleted', async () => {
+    const description = `lost-credential-${suffix}`;
+    const credentialsNamed = async () => {
+      const { body } = await t.api<{ credentials: Array<{ id: string; description: string }> }>(
+        'GET',
+        '/credentials?limit=100',
+      );
+      return body.credentials.filter((credential) => credential.description.startsWith(description));
+    };
+    proxy.loseAnswers('POST', '/credentials');
+    await apply(yamlOf('TunnelCredential', 'lost-token', { description, acl: ['bind:*.example.com'] }));
+    const [made] = await eventually('the lost credential made on the server', async () => {
+      const found = await credentialsNamed();
+      return found.length > 0 ? found : undefined;
+    });
+    await eventually('tunnelcredentials/lost-token failing', async () =>
+      condition(await getCr('tunnelcredentials', 'lost-token'), 'Synced')?.status === 'False'
+        ? true
+        : undefined,
+    );
+    await h.stopOperator('SIGKILL');
+    proxy.release();
+    await apply(
+      yamlOf('TunnelCredential', 'lost-token', {
+        description: `${description} v2`,
+        acl: ['bind:*.example.com'],
+      }),
+    );
+    h.startOperator();
+
+    const cr = await waitFor('tunnelcredentials', 'lost-token');
+    const id = cr.status?.id as string;
+    expect(id).not.toBe(made?.id);
+    // One credential: the new one, whose token is the Secret's; the one with the lost token is gone.
+    expect(await credentialsNamed()).toEqual([
+      expect.objectContaining({ id, description: `${description} v2` }),
+    ]);
+    const token = secretValue((await getSecret('lost-token-token')) as Secret, 'token');
+    const [row] = await t.server.app.edgeward.db
+      .selectFrom('credentials')
+      .select(['token_hash'])
+      .where('id', '=', id)
+      .execute();
+    expect(row?.token_hash).toBe(hashToken(token));
   });
 
   it('then the CR deleted before any retry: the resource it made is deleted with it', async () => {

@@ -131,6 +131,9 @@ describe('tunnel credentials', () => {
     expect(changed.status).toBe(409);
     expect(changed.body).toMatchObject({ error_code: 'ERR_EDGEWARD_500', status_code: 409 });
     expect(changed.body.msg).toMatch(/^Idempotency-Key: /);
+    // The id of what the key made, never the rest of that answer: its token was for the first caller.
+    expect(changed.body.details).toEqual({ operation_id: expect.any(String), resource_id: first.body.id });
+    expect(JSON.stringify(changed.body)).not.toContain(first.body.token);
     expect((await t.api<CredentialList>('GET', '/credentials')).body.credentials).toHaveLength(before + 1);
   });
 

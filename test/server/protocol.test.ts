@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ErrorBody } from '../../src/schemas/common.js';
 import { walkPages } from '../support/paging.js';
 import { ADMIN_KEY, startTestServer, type TestServer } from '../support/server.js';
 
@@ -14,7 +15,10 @@ function expectErrorShape(response: { status: number; headers: Headers; body: Re
   expect(response.body.error_code).toMatch(/^ERR_EDGEWARD_\d+$/);
   expect(typeof response.body.msg).toBe('string');
   const details = response.body.details as Record<string, unknown>;
-  expect(Object.keys(details)).toEqual(['operation_id']);
+  // operation_id always; resource_id only on ERR_EDGEWARD_500 (what the reused key made).
+  const expectedKeys =
+    response.body.error_code === 'ERR_EDGEWARD_500' ? ['operation_id', 'resource_id'] : ['operation_id'];
+  expect(Object.keys(details)).toEqual(expectedKeys);
   expect(details.operation_id).toMatch(/^op_[0-9A-Za-z]{27}$/);
   expect(response.headers.get('svc-operation-id')).toBe(details.operation_id);
   expect(response.headers.get('content-type')).toMatch(/^application\/json/);
@@ -113,11 +117,15 @@ describe('Idempotency-Key', () => {
 
   it('409s the same key with a different body, and keeps the first resource', async () => {
     const headers = { 'idempotency-key': 'reused-key' };
-    const first = await t.api('POST', '/ip_policies', { description: 'a' }, { headers });
-    const second = await t.api('POST', '/ip_policies', { description: 'b' }, { headers });
+    const first = await t.api<{ id: string }>('POST', '/ip_policies', { description: 'a' }, { headers });
+    const second = await t.api<ErrorBody>('POST', '/ip_policies', { description: 'b' }, { headers });
     expect(second.status).toBe(409);
     expectErrorShape(second);
     expect(second.body).toMatchObject({ error_code: 'ERR_EDGEWARD_500' });
+    // It names what the key made, so a client whose first answer was lost can find it.
+    expect(second.body.details.resource_id).toBe(first.body.id);
+    // Other errors say no resource_id (checked by expectErrorShape for every error in this file).
+    expect(second.body.msg).toContain(`which made ${first.body.id}`);
     expect((await t.api('GET', `/ip_policies/${first.body.id}`)).status).toBe(200);
   });
 

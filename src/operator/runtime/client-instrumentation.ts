@@ -1,5 +1,4 @@
 import type { ClientOptions } from '../../client/transport.js';
-import { keyWithRequestDigest } from './idempotency-key.js';
 import type { OperatorMetrics } from './metrics.js';
 import type { RateLimiter } from './rate-limiter.js';
 
@@ -31,7 +30,6 @@ export function instrumentedClientOptions(
   return {
     ...base,
     ...(instrumentation.signal ? { signal: instrumentation.signal } : {}),
-    idempotencyKeyOf: keyWithRequestDigest,
     beforeRequest: async (info) => {
       await base.beforeRequest?.(info);
       await limiter?.acquire(info.signal);

@@ -77,17 +77,18 @@ async function attemptOnce(options: IdempotentRun, trx: Db): Promise<IdempotentO
   }
   const previous = expired ? undefined : found;
   if (previous) {
+    const payload = JSON.parse(secretBox.open(previous.response_sealed, context)) as unknown;
     if (previous.fingerprint !== fingerprint) {
+      // Its id (never the rest: it may hold a one-time token) lets a caller whose first answer was
+      // lost, and whose inputs changed since, find what it made instead of making a second one.
+      const madeId = idOf(payload);
       throw new ApiError(
         'ERR_EDGEWARD_500',
-        'Idempotency-Key: already used with a different request; use a new key for a new request',
+        `Idempotency-Key: already used with a different request${madeId ? `, which made ${madeId}` : ''}; use a new key for a new request`,
+        madeId ? { details: { resource_id: madeId } } : undefined,
       );
     }
-    return {
-      replayed: true,
-      status: previous.status_code,
-      payload: JSON.parse(secretBox.open(previous.response_sealed, context)) as unknown,
-    };
+    return { replayed: true, status: previous.status_code, payload };
   }
   const payload = await options.run(trx);
   await trx
@@ -103,4 +104,9 @@ async function attemptOnce(options: IdempotentRun, trx: Db): Promise<IdempotentO
     })
     .execute();
   return { replayed: false, status: options.status, payload };
+}
+
+function idOf(payload: unknown): string | undefined {
+  if (typeof payload !== 'object' || payload === null || !('id' in payload)) return undefined;
+  return typeof payload.id === 'string' ? payload.id : undefined;
 }

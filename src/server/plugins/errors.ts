@@ -1,17 +1,23 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { ErrorBody } from '../../schemas/common.js';
-import { ApiError } from '../errors/api-error.js';
+import { ApiError, type ErrorDetails } from '../errors/api-error.js';
 import { type ErrorCode, errorCatalogue } from '../errors/catalogue.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 
-export function sendError(request: FastifyRequest, reply: FastifyReply, code: ErrorCode, msg: string) {
+export function sendError(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  code: ErrorCode,
+  msg: string,
+  details: ErrorDetails = {},
+) {
   const status = errorCatalogue[code].status;
   const body: ErrorBody = {
     error_code: code,
     status_code: status,
     msg,
-    details: { operation_id: request.id },
+    details: { operation_id: request.id, ...details },
   };
   // Also set by the onRequest hook; errors the router raises arrive before any hook ran.
   reply.header('Svc-Operation-Id', request.id);
@@ -56,7 +62,7 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
     if (error instanceof ApiError) {
       for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
       if (error.statusCode >= 500) request.log.error({ err: error }, 'request failed');
-      return sendError(request, reply, error.code, error.message);
+      return sendError(request, reply, error.code, error.message, error.details);
     }
     if (isUniqueViolation(error)) {
       // A race the route's own existence check could not see (two replicas on PostgreSQL, say).

@@ -1,3 +1,4 @@
+import { EdgewardApiError } from '../../../client/errors.js';
 import type { EdgewardClient } from '../../../client/index.js';
 import { sameJson } from '../../runtime/same-json.js';
 import type { ManagedObject } from '../managed/managed-resource.js';
@@ -35,8 +36,17 @@ export function keptBackend(api: EdgewardClient) {
     const description = `${object.kind} ${object.metadata?.namespace}/${object.metadata?.name}`;
     // Recreating one deleted on the server must not replay the create that made the gone one.
     const key = kept ? `${idempotencyKey}-replaces-${kept}` : idempotencyKey;
-    const created = await api.tunnelGroupBackends.create({ description, labels }, { idempotencyKey: key });
-    return created.id;
+    try {
+      const created = await api.tunnelGroupBackends.create({ description, labels }, { idempotencyKey: key });
+      return created.id;
+    } catch (error) {
+      // Made under this key before with other labels (its answer lost, then a restart and a new
+      // spec): that backend is this edge's, never recorded; it is relabelled and kept.
+      const made = error instanceof EdgewardApiError ? error.madeByKeyBefore : undefined;
+      if (!made) throw error;
+      await api.tunnelGroupBackends.update(made, { labels });
+      return made;
+    }
   }
 
   /** Deletes the kept backend unless it is `keep` (still in use). */

@@ -2,6 +2,7 @@ import type { EdgewardClient } from '../../../client/index.js';
 import type { IpPolicy, IpPolicyRule } from '../../../schemas/ip-policies.js';
 import type { IpPolicySpec, IpPolicyStatus } from '../../crds/kinds/ip-policy.js';
 import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
+import { SyncProgressError } from '../managed/sync-errors.js';
 import { changedFields } from '../shared/changed-fields.js';
 import { describedFields } from '../shared/described-fields.js';
 import { isEdgewardNotFound } from '../shared/edgeward-errors.js';
@@ -66,15 +67,21 @@ export function ipPolicySync(api: EdgewardClient): ResourceSync<IpPolicyObject, 
     },
     async create(object, _resolved, options) {
       const policy = await api.ipPolicies.create(desiredFields(object), options);
-      // The policy key digests the whole spec, rules included: each rule's key (by cidr, unique in
-      // a policy) is stable across retries and distinct between specs. Denies first, as always.
+      // Each rule's key is the policy's and its cidr (unique in a policy): a retry replays it. A
+      // failure is recorded with the policy's id, so the next reconcile lists the rules and repairs
+      // them (a rule made under its key with another action, its answer lost, is updated).
+      // Denies first, as always.
       const rules: IpPolicyRule[] = [];
-      for (const step of planRules(desiredRules(object), [])) {
-        if (step.op !== 'create') continue;
-        const idempotencyKey = `${options.idempotencyKey}-rule-${step.rule.cidr}`;
-        rules.push(
-          await api.ipPolicyRules.create({ ...step.rule, ip_policy_id: policy.id }, { idempotencyKey }),
-        );
+      try {
+        for (const step of planRules(desiredRules(object), [])) {
+          if (step.op !== 'create') continue;
+          const idempotencyKey = `${options.idempotencyKey}-rule-${step.rule.cidr}`;
+          rules.push(
+            await api.ipPolicyRules.create({ ...step.rule, ip_policy_id: policy.id }, { idempotencyKey }),
+          );
+        }
+      } catch (error) {
+        throw new SyncProgressError({ id: policy.id, uri: policy.uri }, error);
       }
       return { ...policy, rules };
     },

@@ -6,9 +6,14 @@ import { deleteRemoteResource } from './delete.js';
 import type { ManagedController } from './managed-controller.js';
 import type { ManagedObject, RemoteResource } from './managed-resource.js';
 import type { Observation } from './observe.js';
-import { writeReady } from './status.js';
+import { writeReady, writeStatus } from './status.js';
 import { SyncProgressError } from './sync-errors.js';
-import { answeredWithoutCreating, resendUnconfirmed } from './unconfirmed-create.js';
+import {
+  answeredWithoutCreating,
+  keyMadeId,
+  madeBeforeByKey,
+  resendUnconfirmed,
+} from './unconfirmed-create.js';
 
 /** What the server is brought to. */
 export interface Desired<T extends ManagedObject, R> {
@@ -47,11 +52,11 @@ async function createRemote<T extends ManagedObject, R, Remote extends RemoteRes
   const { sync, memory } = controller;
   const { object, resolved } = desired;
   const uid = object.metadata?.uid;
-  // uid (create-key.ts) + a digest of the request (the client adds it): a retry (or a restart
-  // after a crash) before status.id is written replays the first create instead of making a
-  // second resource. Recreating one deleted on the server must not replay that old answer, so
-  // the gone id goes into the key (still stable across retries, as status.id keeps the gone id
-  // until the recreate is recorded).
+  // The key is the uid (create-key.ts): a retry (or a restart after a crash) before status.id is
+  // written replays the first create instead of making a second resource, and one whose inputs
+  // changed meanwhile is refused naming what the first made (trackMadeBefore). Recreating one
+  // deleted on the server must not replay that old answer, so the gone id goes into the key (still
+  // stable across retries, as status.id keeps the gone id until the recreate is recorded).
   const idempotencyKey = createKeyOf(object, goneId);
   context.signal.throwIfAborted();
   // A create whose answer was lost goes again first, as it was: with other inputs now, the create
@@ -65,6 +70,8 @@ async function createRemote<T extends ManagedObject, R, Remote extends RemoteRes
   try {
     created = await sync.create(object, resolved, { idempotencyKey });
   } catch (error) {
+    const made = madeBeforeByKey(error);
+    if (made) return trackMadeBefore(controller, context, object, made);
     if (!answeredWithoutCreating(error))
       memory.rememberUnconfirmed(uid, { key: idempotencyKey, object, resolved });
     throw error;
@@ -115,6 +122,28 @@ async function adoptUnconfirmed<T extends ManagedObject, R, Remote extends Remot
 }
 
 /**
+ * The resource an earlier create of this object made (its answer lost, its inputs changed since: the
+ * server named it in refusing the key): recorded in status.id, and the reconcile runs again at once,
+ * so it is observed and brought to the current spec (updated, or replaced where the sync must, as
+ * a credential whose token went with the lost answer), never left beside a second one.
+ */
+async function trackMadeBefore<T extends ManagedObject, R, Remote extends RemoteResource>(
+  controller: ManagedController<T, R, Remote>,
+  context: ReconcileContext,
+  object: T,
+  made: { id: string; progress: Record<string, unknown> },
+): Promise<ReconcileOutcome> {
+  const message = `an earlier create's answer was lost and the spec changed since: tracking ${made.id}, which it made, to bring it to the current spec`;
+  await writeStatus(controller, object, {
+    ready: { status: 'False', reason: 'LostCreateFound', message },
+    synced: { status: 'False', reason: 'LostCreateFound', message },
+    fields: { ...made.progress, id: made.id },
+  });
+  await announce(controller.events, context, object, made.id, 'LostCreateFound', message, 'warning');
+  return { requeueAfterMs: 0 };
+}
+
+/**
  * A replacement creates the new resource (under the key a recreate would use, so a crash
  * anywhere in between replays the same new one), runs `afterCreate`, then deletes the old one.
  */
@@ -126,9 +155,7 @@ async function replaceRemote<T extends ManagedObject, R, Remote extends RemoteRe
   because: string,
 ): Promise<ReconcileOutcome | undefined> {
   const { sync } = controller;
-  const replacement = await sync.create(object, resolved, {
-    idempotencyKey: createKeyOf(object, remote.id),
-  });
+  const replacement = await createReplacement(controller, object, resolved, remote.id);
   await sync.afterCreate?.(object, replacement);
   await deleteRemoteResource(sync, remote.id, object);
   await announce(
@@ -141,6 +168,32 @@ async function replaceRemote<T extends ManagedObject, R, Remote extends RemoteRe
     'warning',
   );
   return writeReady(controller, context, object, resolved, replacement, 'Replaced');
+}
+
+/**
+ * The replacement's create. One an earlier attempt made (its answer lost, the spec changed since,
+ * so the server refuses the key naming it) was never recorded and its token, if any, is lost: it
+ * is deleted and the create goes under a key that names it, the same after any restart.
+ */
+async function createReplacement<T extends ManagedObject, R, Remote extends RemoteResource>(
+  { sync }: ManagedController<T, R, Remote>,
+  object: T,
+  resolved: R,
+  replacedId: string,
+): Promise<Remote> {
+  const firstKey = createKeyOf(object, replacedId);
+  let idempotencyKey = firstKey;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await sync.create(object, resolved, { idempotencyKey });
+    } catch (error) {
+      const made = keyMadeId(error);
+      // Each lost answer and changed spec adds one: a few in a row would mean something else is wrong.
+      if (!made || attempt >= 10) throw error;
+      await deleteRemoteResource(sync, made, object);
+      idempotencyKey = `${firstKey}-after-${made}`;
+    }
+  }
 }
 
 async function updateRemote<T extends ManagedObject, R, Remote extends RemoteResource>(

@@ -1,6 +1,6 @@
 /** A create whose answer never arrived: what it sent, so it can be sent again exactly. */
 export interface UnconfirmedCreate<T, R> {
-  /** The key given to the sync (the client adds the request's digest, so the body must match). */
+  /** The key given to the sync (the server replays it only for the same body, so the body must match). */
   key: string;
   object: T;
   resolved: R;

@@ -71,7 +71,7 @@ export interface ResourceSync<T extends ManagedObject, R, Remote extends RemoteR
   /**
    * Why the existing server resource must be replaced by a new one although it matches the spec
    * (e.g. the one-time token it was created with is lost), or undefined. Not asked on adoption.
-   * A replacement creates the new resource (Idempotency-Key `<uid>-replaces-<old id>-<request digest>`,
+   * A replacement creates the new resource (Idempotency-Key `<uid>-replaces-<old id>`,
    * the same key a recreate after a remote delete uses, so a crash anywhere in between replays the
    * same new resource), runs `afterCreate`, then deletes the old one, then writes status.
    */

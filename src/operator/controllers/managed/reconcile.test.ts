@@ -3,9 +3,9 @@ import { FakeInformer } from '../../../../test/support/fake/informer.js';
 import { FakeResourceClient } from '../../../../test/support/fake/resource-client.js';
 import { EdgewardApiError, EdgewardTransportError } from '../../../client/errors.js';
 import type { EventReporter } from '../../runtime/events.js';
-import { keyWithRequestDigest } from '../../runtime/idempotency-key.js';
 import { createLogger, silentLogger } from '../../runtime/logger.js';
 import type { ReconcileContext } from '../../runtime/manager.js';
+import { sameJson } from '../../runtime/same-json.js';
 import { StatusWriter } from '../../runtime/status-writer.js';
 import { CreateMemory } from './create-memory.js';
 import type { ManagedController } from './managed-controller.js';
@@ -19,6 +19,19 @@ type RemoteThing = RemoteResource & { name: string };
 const KIND = { group: 'edgeward.dev', version: 'v1alpha1', kind: 'Thing', plural: 'things' };
 const context: ReconcileContext = { signal: new AbortController().signal, log: silentLogger, failures: 0 };
 const request = { key: 'ns/a', namespace: 'ns', name: 'a' };
+
+/** The server's 409 for a key reused with another body, naming the resource the key made. */
+function keyReused(resourceId: string): EdgewardApiError {
+  return new EdgewardApiError({
+    method: 'POST',
+    path: '/things',
+    statusCode: 409,
+    errorCode: 'ERR_EDGEWARD_500',
+    msg: `Idempotency-Key: already used with a different request, which made ${resourceId}`,
+    operationId: undefined,
+    resourceId,
+  });
+}
 
 function apiError(statusCode: number, retryAfterMs?: number): EdgewardApiError {
   return new EdgewardApiError({
@@ -79,15 +92,10 @@ function harness(
       await client.replace(change(stored()));
     }
   });
-  const createdByKey = new Map<string, RemoteThing>();
-  // The key sent carries a digest of the request, as the operator's client makes it: logged as
-  // d1, d2... in order of first use.
-  const digests = new Map<string, string>();
-  const keyLabel = (key: string) =>
-    key.replace(/(?<=-)[0-9a-f]{24}$/, (digest) => {
-      if (!digests.has(digest)) digests.set(digest, `d${digests.size + 1}`);
-      return digests.get(digest) as string;
-    });
+  // Like the server: a key seen with the same body replays its answer; with another body it is
+  // refused, naming what it made.
+  const createdByKey = new Map<string, { body: unknown; created: RemoteThing }>();
+  let createdCount = 0;
   let failCreate: Error | undefined;
   let loseNextCreateAnswer = false;
   let replaceBecause: string | undefined;
@@ -101,19 +109,17 @@ function harness(
     },
     async create(object, _resolved, options) {
       const body = { name: object.spec.name };
-      const key = keyWithRequestDigest(options.idempotencyKey, { method: 'POST', path: '/things', body });
-      api.push(`POST key=${keyLabel(key)}`);
+      const key = options.idempotencyKey;
+      api.push(`POST key=${key}`);
       if (failCreate) throw failCreate;
-      // The server replays a create under a key it has seen.
-      const replayed = createdByKey.get(key);
-      if (replayed) return replayed;
-      const created = {
-        id: `thg_${server.size + 1}`,
-        uri: `/things/thg_${server.size + 1}`,
-        name: object.spec.name,
-      };
+      const made = createdByKey.get(key);
+      if (made && sameJson(made.body, body)) return made.created;
+      if (made) throw keyReused(made.created.id);
+      createdCount += 1;
+      const id = `thg_${createdCount}`;
+      const created = { id, uri: `/things/${id}`, name: object.spec.name };
       server.set(created.id, created);
-      createdByKey.set(key, created);
+      createdByKey.set(key, { body, created });
       if (loseNextCreateAnswer) {
         loseNextCreateAnswer = false;
         throw new EdgewardTransportError('POST', '/things', new Error('socket hang up'));
@@ -165,6 +171,10 @@ function harness(
     failCreateWith(error: Error | undefined) {
       failCreate = error;
     },
+    /** A new process: what this one remembered of unanswered creates is gone. */
+    restart() {
+      controller.memory = new CreateMemory<Thing, undefined>();
+    },
     /** The next create is made on the server but its answer never arrives. */
     loseNextCreateAnswer() {
       loseNextCreateAnswer = true;
@@ -214,11 +224,11 @@ const health = (status: 'True' | 'False', message: string, requeueAfterMs?: numb
 });
 
 describe('reconcileManaged', () => {
-  it('adds the finalizer before the create, creates with <uid>-<digest of the request>, and writes status once', async () => {
+  it('adds the finalizer before the create, creates with the uid as its Idempotency-Key, and writes status once', async () => {
     const h = harness({ spec: { name: 'one' } });
     await h.reconcile();
     expect(h.kube).toEqual(['patch test,add', 'status']);
-    expect(h.api).toEqual(['POST key=uid-1-d1']);
+    expect(h.api).toEqual(['POST key=uid-1']);
     expect(h.events).toEqual(['Normal Created']);
     expect(h.object.metadata?.finalizers).toEqual(['edgeward.dev/finalizer']);
     expect(h.object.status).toMatchObject({ id: 'thg_1', uri: '/things/thg_1', observedGeneration: 3 });
@@ -246,7 +256,7 @@ describe('reconcileManaged', () => {
     expect(h.server.get('thg_1')?.name).toBe('two');
     h.server.clear();
     await h.reconcile();
-    expect(h.api.at(-1)).toBe('POST key=uid-1-replaces-thg_1-d2');
+    expect(h.api.at(-1)).toBe('POST key=uid-1-replaces-thg_1');
   });
 
   it('does nothing but report Paused while the paused annotation is set', async () => {
@@ -270,7 +280,7 @@ describe('reconcileManaged', () => {
     expect(ready(h.object)).toMatchObject({ status: 'False', reason: 'InvalidSpec', observedGeneration: 3 });
     expect(h.events).toEqual(['Warning InvalidSpec']);
     await h.reconcile();
-    expect(h.api).toEqual(['POST key=uid-1-d1']);
+    expect(h.api).toEqual(['POST key=uid-1']);
   });
 
   it('reports 5xx and transport errors as ApiUnavailable and rethrows them for backoff', async () => {
@@ -344,7 +354,7 @@ describe('reconcileManaged', () => {
     h.events.length = 0;
     h.replaceBecause('the token Secret is gone');
     await h.reconcile();
-    expect(h.api).toEqual(['GET thg_1', 'POST key=uid-1-replaces-thg_1-d1', 'DELETE thg_1']);
+    expect(h.api).toEqual(['GET thg_1', 'POST key=uid-1-replaces-thg_1', 'DELETE thg_1']);
     expect(h.events).toEqual(['Warning Replaced']);
     expect(h.object.status?.id).toBe('thg_2');
     expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Replaced' });
@@ -402,7 +412,7 @@ describe('reconcileManaged', () => {
     await h.reconcile();
     h.object = { ...h.object, metadata: { ...h.object.metadata, deletionTimestamp: new Date() } };
     await h.reconcile();
-    expect(h.api).toEqual(['POST key=uid-1-d1', 'DELETE kept']);
+    expect(h.api).toEqual(['POST key=uid-1', 'DELETE kept']);
     expect(h.object.metadata?.finalizers).toEqual([]);
   });
 
@@ -431,7 +441,7 @@ describe('reconcileManaged', () => {
     h.object = { ...h.object, spec: { name: 'two' }, metadata: { ...h.object.metadata, generation: 4 } };
     h.cacheShows({ ...h.object, status: undefined });
     await h.reconcile();
-    expect(h.api).toEqual(['POST key=uid-1-d1', 'GET thg_1', 'PATCH thg_1']);
+    expect(h.api).toEqual(['POST key=uid-1', 'GET thg_1', 'PATCH thg_1']);
     expect([...h.server.keys()]).toEqual(['thg_1']);
   });
 
@@ -443,13 +453,77 @@ describe('reconcileManaged', () => {
     h.object = { ...h.object, spec: { name: 'two' }, metadata: { ...h.object.metadata, generation: 4 } };
     await h.reconcile();
     // The lost create again (its key, its body: replayed), then the spec's change as an update.
-    expect(h.api).toEqual(['POST key=uid-1-d1', 'POST key=uid-1-d1', 'PATCH thg_1']);
+    expect(h.api).toEqual(['POST key=uid-1', 'POST key=uid-1', 'PATCH thg_1']);
     expect([...h.server.values()]).toEqual([{ id: 'thg_1', uri: '/things/thg_1', name: 'two' }]);
     expect(h.object.status?.id).toBe('thg_1');
     expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Created', observedGeneration: 4 });
     // Answered: nothing is resent any more.
     await h.reconcile();
     expect(h.api.filter((call) => call.startsWith('POST'))).toHaveLength(2);
+  });
+
+  it('after a restart, a changed spec finds what the lost create made (the server names it): tracked, updated, one resource', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    h.loseNextCreateAnswer();
+    await expect(h.reconcile()).rejects.toThrow(/socket hang up/);
+    h.restart();
+    h.object = { ...h.object, spec: { name: 'two' }, metadata: { ...h.object.metadata, generation: 4 } };
+    // The same key with the new body: refused, naming thg_1. It is tracked, and the reconcile runs again.
+    expect(await h.reconcile()).toEqual({ requeueAfterMs: 0 });
+    expect(h.object.status?.id).toBe('thg_1');
+    expect(ready(h.object)).toMatchObject({ status: 'False', reason: 'LostCreateFound' });
+    expect(ready(h.object)?.message).toContain('tracking thg_1');
+    expect(h.events).toContain('Warning LostCreateFound');
+    await h.reconcile();
+    expect(h.api).toEqual(['POST key=uid-1', 'POST key=uid-1', 'GET thg_1', 'PATCH thg_1']);
+    expect([...h.server.values()]).toEqual([{ id: 'thg_1', uri: '/things/thg_1', name: 'two' }]);
+    expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Updated', observedGeneration: 4 });
+  });
+
+  it('a found lost create the sync cannot keep (a token that went with the answer) is replaced, then deleted', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    h.loseNextCreateAnswer();
+    await expect(h.reconcile()).rejects.toThrow(/socket hang up/);
+    h.restart();
+    h.object = { ...h.object, spec: { name: 'two' }, metadata: { ...h.object.metadata, generation: 4 } };
+    await h.reconcile();
+    h.replaceBecause('its token was in the lost answer');
+    await h.reconcile();
+    expect(h.api.slice(2)).toEqual(['GET thg_1', 'POST key=uid-1-replaces-thg_1', 'DELETE thg_1']);
+    expect([...h.server.keys()]).toEqual(['thg_2']);
+    expect(h.object.status?.id).toBe('thg_2');
+  });
+
+  it('a replacement whose answer was lost, then a restart and a new spec: that one is deleted, a new one made', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    await h.reconcile();
+    h.replaceBecause('its token is lost');
+    h.loseNextCreateAnswer();
+    await expect(h.reconcile()).rejects.toThrow(/socket hang up/);
+    h.restart();
+    h.object = { ...h.object, spec: { name: 'two' }, metadata: { ...h.object.metadata, generation: 4 } };
+    await h.reconcile();
+    expect(h.api.slice(3)).toEqual([
+      'GET thg_1',
+      'POST key=uid-1-replaces-thg_1',
+      'DELETE thg_2',
+      'POST key=uid-1-replaces-thg_1-after-thg_2',
+      'DELETE thg_1',
+    ]);
+    expect([...h.server.values()]).toEqual([{ id: 'thg_3', uri: '/things/thg_3', name: 'two' }]);
+    expect(h.object.status?.id).toBe('thg_3');
+  });
+
+  it('a found lost create keeps the progress its sync recorded; a part refused records the top resource', async () => {
+    const withBackend = harness({ spec: { name: 'one' } });
+    withBackend.failCreateWith(new SyncProgressError({ backendId: 'bkd_1' }, keyReused('thg_9')));
+    expect(await withBackend.reconcile()).toEqual({ requeueAfterMs: 0 });
+    expect(withBackend.object.status).toMatchObject({ id: 'thg_9', backendId: 'bkd_1' });
+    // A policy made, then one of its rules refused for its key: the policy is what status tracks.
+    const withPart = harness({ spec: { name: 'one' } });
+    withPart.failCreateWith(new SyncProgressError({ id: 'thg_7' }, keyReused('rule_1')));
+    await withPart.reconcile();
+    expect(withPart.object.status?.id).toBe('thg_7');
   });
 
   it('a create refused with an answer made nothing: the next spec creates without resending it', async () => {
@@ -459,7 +533,7 @@ describe('reconcileManaged', () => {
     h.failCreateWith(undefined);
     h.object = { ...h.object, spec: { name: 'two' }, metadata: { ...h.object.metadata, generation: 4 } };
     await h.reconcile();
-    expect(h.api).toEqual(['POST key=uid-1-d1', 'POST key=uid-1-d2']);
+    expect(h.api).toEqual(['POST key=uid-1', 'POST key=uid-1']);
     expect(h.server.size).toBe(1);
   });
 
@@ -469,7 +543,7 @@ describe('reconcileManaged', () => {
     await expect(h.reconcile()).rejects.toBeInstanceOf(SyncProgressError);
     h.object = { ...h.object, metadata: { ...h.object.metadata, deletionTimestamp: new Date() } };
     await h.reconcile();
-    expect(h.api).toEqual(['POST key=uid-1-d1']);
+    expect(h.api).toEqual(['POST key=uid-1']);
     expect(h.object.metadata?.finalizers ?? []).not.toContain('edgeward.dev/finalizer');
   });
 
@@ -479,7 +553,7 @@ describe('reconcileManaged', () => {
     await expect(h.reconcile()).rejects.toThrow(/socket hang up/);
     h.object = { ...h.object, metadata: { ...h.object.metadata, deletionTimestamp: new Date() } };
     await h.reconcile();
-    expect(h.api).toEqual(['POST key=uid-1-d1', 'POST key=uid-1-d1', 'DELETE thg_1']);
+    expect(h.api).toEqual(['POST key=uid-1', 'POST key=uid-1', 'DELETE thg_1']);
     expect(h.server.size).toBe(0);
   });
 
@@ -491,7 +565,7 @@ describe('reconcileManaged', () => {
     h.object = { ...h.object, ...deleting };
     h.cacheShows({ ...beforeCreate, metadata: { ...beforeCreate.metadata, ...deleting.metadata } });
     await h.reconcile();
-    expect(h.api).toEqual(['POST key=uid-1-d1', 'DELETE thg_1']);
+    expect(h.api).toEqual(['POST key=uid-1', 'DELETE thg_1']);
     expect(h.server.size).toBe(0);
   });
 
@@ -509,7 +583,7 @@ describe('reconcileManaged', () => {
     // So the fixed generation is not mistaken for the terminal one, and is applied.
     h.failCreateWith(undefined);
     await h.reconcile();
-    expect(h.api.at(-1)).toBe('POST key=uid-1-d2');
+    expect(h.api.at(-1)).toBe('POST key=uid-1');
     expect(ready(h.object)).toMatchObject({ status: 'True', observedGeneration: 4 });
   });
 
@@ -522,7 +596,7 @@ describe('reconcileManaged', () => {
     expect(ready(h.object)).toMatchObject({ status: 'False', reason: 'ApiUnavailable' });
     h.object = { ...h.object, metadata: { ...h.object.metadata, deletionTimestamp: new Date() } };
     await h.reconcile();
-    expect(h.api).toEqual(['POST key=uid-1-d1', 'DELETE thg_1']);
+    expect(h.api).toEqual(['POST key=uid-1', 'DELETE thg_1']);
   });
 
   it('retries 401, 403, 404 and 409 with backoff under their own reasons; 422 and 413 are InvalidSpec', async () => {
@@ -569,7 +643,7 @@ describe('reconcileManaged', () => {
     await h.reconcile();
     h.object = { ...h.object, metadata: { ...h.object.metadata, deletionTimestamp: new Date() } };
     await h.reconcile();
-    expect(h.api).toEqual(['POST key=uid-1-d1', 'ORPHAN']);
+    expect(h.api).toEqual(['POST key=uid-1', 'ORPHAN']);
     expect(h.server.size).toBe(1);
     expect(h.object.metadata?.finalizers).toEqual([]);
   });
@@ -579,7 +653,7 @@ describe('reconcileManaged', () => {
     let now = health('False', 'target answered 503', 60_000);
     h.reportConditions(() => now);
     expect(await h.reconcile()).toEqual({ requeueAfterMs: 60_000 });
-    expect(h.api).toEqual(['POST key=uid-1-d1', 'GET thg_1/health']);
+    expect(h.api).toEqual(['POST key=uid-1', 'GET thg_1/health']);
     expect(h.kube).toEqual(['patch test,add', 'status']);
     expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Created' });
     expect(healthy(h.object)).toMatchObject({ status: 'False', reason: 'Broken', observedGeneration: 3 });
@@ -638,7 +712,7 @@ describe('reconcileManaged', () => {
     h.reportConditions(() => health('True', 'fine'));
     h.failCreateWith(apiError(503));
     await expect(h.reconcile()).rejects.toMatchObject({ statusCode: 503 });
-    expect(h.api).toEqual(['POST key=uid-1-d1']);
+    expect(h.api).toEqual(['POST key=uid-1']);
     expect(healthy(h.object)).toBeUndefined();
   });
 

@@ -85,7 +85,7 @@ export interface TunnelCredentialDeps {
  * The token is in the create response only, so it must never be lost: the Secret is written
  * after the create and before the status records the id. If the operator dies in between,
  * status.id stays empty, the next reconcile creates again with the same Idempotency-Key
- * (`<uid>-<digest of the request>`), and the server replays the original response — the same credential
+ * (`<uid>`), and the server replays the original response — the same credential
  * and the same token — instead of making a second credential. If the Secret write itself fails,
  * the id is recorded with the failure (so deleting the CR deletes the credential) and the next
  * reconcile replaces the credential as for a lost Secret (below). A foreign Secret of that name
@@ -94,7 +94,7 @@ export interface TunnelCredentialDeps {
  *
  * The Secret records which credential its token belongs to and the token's SHA-256. If it is
  * deleted, emptied or edited, the token cannot be recovered from the server, so the credential is
- * replaced: a new one is created (Idempotency-Key `<uid>-replaces-<old id>-<request digest>`), its
+ * replaced: a new one is created (Idempotency-Key `<uid>-replaces-<old id>`), its
  * token written, then the old credential deleted — a crash at any step replays the same new
  * credential, and a Secret naming another credential than status.id is the mark of such an
  * unfinished replacement. Adoption (`edgeward.dev/adopt-id`) cannot learn the token either: it
