@@ -12,6 +12,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number | undefined>> 
   openapi: async () => (await import('./openapi-command.js')).openApiCommand(),
   crds: async (argv) => (await import('./crds-command.js')).crdsCommand(argv),
   agent: async (argv) => (await import('./agent-command.js')).agentCommand(argv),
+  'ensure-keys': async (argv) => (await import('./ensure-keys-command.js')).ensureKeysCommand(argv),
 };
 
 const USAGE = `usage: edgeward <command> [flags]
@@ -26,6 +27,7 @@ commands:
   operator     run the Kubernetes operator (edgeward operator --help)
   tools        build the Kubernetes test tools (etcd, kube-apiserver, kubectl, helm) into the cache
   agent        carry an edge's tunnel connections to a local service (edgeward agent --help)
+  ensure-keys  make generated keys exist once in Kubernetes Secrets (the chart's hook; edgeward ensure-keys --help)
 `;
 
 /** Returns an exit code for commands that finish, undefined for ones that keep running. */

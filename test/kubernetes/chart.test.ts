@@ -58,6 +58,7 @@ interface KubeObject {
     name: string;
     namespace?: string;
     labels?: Record<string, string>;
+    annotations?: Record<string, string>;
     generation?: number;
     finalizers?: string[];
   };
@@ -75,6 +76,7 @@ interface Container {
   readinessProbe?: { httpGet: { path: string; port: string } };
 }
 interface PodSpec {
+  serviceAccountName?: string;
   hostNetwork?: boolean;
   dnsPolicy?: string;
   terminationGracePeriodSeconds?: number;
@@ -208,6 +210,71 @@ const waitReady = (plural: string, name: string) =>
     const ready = cr?.status?.conditions?.find((c) => c.type === 'Ready');
     return ready?.status === 'True' && ready.observedGeneration === cr?.metadata.generation ? cr : undefined;
   });
+
+/** A kubeconfig that acts as the ServiceAccount (a token for it), as its pod would. */
+async function serviceAccountKubeconfig(serviceAccount: string, namespace: string): Promise<string> {
+  const token = (
+    await kubectl(['create', 'token', serviceAccount, '-n', namespace, '--duration=1h'])
+  ).stdout.trim();
+  const admin = JSON.parse(
+    (await kubectl(['config', 'view', '--raw', '--minify', '--flatten', '-o', 'json'])).stdout,
+  ) as { clusters: { cluster: Record<string, unknown> }[] };
+  const file = join(scratch, `${namespace}-${serviceAccount}.kubeconfig`);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'test', cluster: admin.clusters[0]?.cluster }],
+      users: [{ name: serviceAccount, user: { token } }],
+      contexts: [{ name: 'sa', context: { cluster: 'test', user: serviceAccount, namespace } }],
+      'current-context': 'sa',
+    }),
+    { mode: 0o600 },
+  );
+  return file;
+}
+
+/**
+ * The chart's generate-keys hook, as Helm would run it: its ServiceAccount, Role and RoleBinding
+ * applied, then its Job's command (`edgeward ensure-keys` with the Job's args) under that
+ * ServiceAccount, then the hook objects deleted (hook-succeeded). Returns the command's lines.
+ */
+async function runGenerateKeysHook(namespace: string, name: string): Promise<string[]> {
+  const hook = documents(
+    (
+      await helm([
+        'template',
+        name,
+        CHART,
+        '--namespace',
+        namespace,
+        '--show-only',
+        'templates/generated-keys-job.yaml',
+      ])
+    ).stdout,
+  );
+  const rbac = JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'List',
+    items: hook.filter((o) => o.kind !== 'Job'),
+  });
+  await kubectl(['apply', '-f', '-'], rbac);
+  const [job] = find(hook, 'Job') as Workload[];
+  const pod = job?.spec.template.spec;
+  if (!pod?.serviceAccountName) throw new Error('the hook Job names no ServiceAccount');
+  const saKubeconfig = await serviceAccountKubeconfig(pod.serviceAccountName, namespace);
+  const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) =>
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', CLI, ...(pod.containers[0]?.args ?? [])],
+      { env: { ...process.env, KUBECONFIG: saKubeconfig } },
+      (error, out, err) => (error ? reject(new Error(`${String(error)}\n${err}`)) : resolve({ stdout: out })),
+    ),
+  );
+  await kubectl(['delete', '-f', '-'], rbac);
+  return stdout.split('\n').filter(Boolean);
+}
 
 /** Names (`kind/name`) of what a release made in a namespace, by its instance label. */
 async function releaseObjects(namespace: string, name: string): Promise<string[]> {
@@ -387,15 +454,17 @@ describe('Helm chart and kustomize config', () => {
         `ClusterRoleBinding/${prefix}-operator`,
         `Deployment/${prefix}-edge`,
         `Deployment/${prefix}-operator`,
+        `Job/${prefix}-generate-keys`,
+        `Role/${prefix}-generate-keys`,
         `Role/${prefix}-operator-leader-election`,
+        `RoleBinding/${prefix}-generate-keys`,
         `RoleBinding/${prefix}-operator-leader-election`,
-        `Secret/${prefix}-edge-key`,
-        `Secret/${prefix}-server-admin-key`,
         `Service/${prefix}-edge`,
         `Service/${prefix}-edge-metrics`,
         `Service/${prefix}-operator-metrics`,
         `Service/${prefix}-server`,
         `Service/${prefix}-server-headless`,
+        `ServiceAccount/${prefix}-generate-keys`,
         `ServiceAccount/${prefix}-operator`,
         `StatefulSet/${prefix}-server`,
       ].sort(),
@@ -428,13 +497,27 @@ describe('Helm chart and kustomize config', () => {
     );
     expect(container?.args.some((arg) => arg.startsWith('--edge-ca'))).toBe(false);
     expect(container?.securityContext).toMatchObject(hardened);
-    const secretValue = (name: string, key: string) =>
-      Buffer.from(
-        (find(objects, 'Secret', name)[0] as unknown as { data: Record<string, string> }).data[key] ?? '',
-        'base64',
-      ).toString();
-    expect(secretValue(`${prefix}-server-admin-key`, 'admin-api-key').length).toBeGreaterThanOrEqual(32);
-    expect(secretValue(`${prefix}-edge-key`, 'edge-key')).toMatch(/^ewedge_[A-Za-z0-9]{48}$/);
+    // The keys nobody gave the chart are made by a pre-install/pre-upgrade hook, not rendered.
+    const hook = podOf(objects, 'Job', `${prefix}-generate-keys`);
+    expect(hook.containers[0]?.args).toEqual([
+      'ensure-keys',
+      `--namespace=${releaseNs}`,
+      `--secret=${prefix}-server-admin-key/admin-api-key=ewk_`,
+      `--secret=${prefix}-edge-key/edge-key=ewedge_`,
+      '--label=app.kubernetes.io/name=edgeward',
+      `--label=app.kubernetes.io/instance=${release}`,
+      '--label=app.kubernetes.io/part-of=edgeward',
+      '--label=app.kubernetes.io/managed-by=edgeward',
+    ]);
+    expect(hook.containers[0]?.securityContext).toMatchObject(hardened);
+    for (const kind of ['ServiceAccount', 'Role', 'RoleBinding', 'Job']) {
+      const [hookObject] = find(objects, kind, `${prefix}-generate-keys`);
+      expect(hookObject?.metadata.annotations).toMatchObject({
+        'helm.sh/hook': 'pre-install,pre-upgrade',
+        'helm.sh/hook-delete-policy': 'before-hook-creation,hook-succeeded',
+      });
+    }
+    expect(find(objects, 'Secret')).toEqual([]);
 
     // The edge: `edgeward edge` against the in-cluster server, hardened like the server, its
     // certificate generated in an emptyDir for the Service's names, probes on the metrics port.
@@ -487,6 +570,14 @@ describe('Helm chart and kustomize config', () => {
       selector: { 'app.kubernetes.io/component': 'edge' },
       ports: [{ name: 'metrics', port: 9464, targetPort: 'metrics' }],
     });
+  });
+
+  it('renders the same output every time under helm template (Argo CD): no random value in any template', async () => {
+    for (const set of [[], ['edge.enabled=false'], ['server.adminApiKey.existingSecret=admin-key']]) {
+      const first = await template(releaseNs, set, ['--include-crds']);
+      const second = await template(releaseNs, set, ['--include-crds']);
+      expect(second).toBe(first);
+    }
   });
 
   it('renders one Role per watched namespace and no ClusterRole with operator.watchNamespaces', async () => {
@@ -705,9 +796,15 @@ describe('Helm chart and kustomize config', () => {
   });
 
   it('installs into a fresh namespace, keeps the generated keys on upgrade, and uninstalls what it made', async () => {
-    await helm(['install', release, CHART, '--namespace', releaseNs]);
+    // The hook Job cannot run here (no kubelet): helm skips hooks, and the test runs the hook's
+    // command with the hook's args under the hook's ServiceAccount, as its pod would.
+    await helm(['install', release, CHART, '--namespace', releaseNs, '--no-hooks']);
     installed.set(release, releaseNs);
     const prefix = `${release}-edgeward`;
+    expect(await runGenerateKeysHook(releaseNs, release)).toEqual([
+      `secret ${releaseNs}/${prefix}-server-admin-key key admin-api-key: created`,
+      `secret ${releaseNs}/${prefix}-edge-key key edge-key: created`,
+    ]);
     expect(await releaseObjects(releaseNs, release)).toEqual(
       [
         `deployment.apps/${prefix}-edge`,
@@ -734,9 +831,9 @@ describe('Helm chart and kustomize config', () => {
     const adminKey = () => secretValue(`${prefix}-server-admin-key`, 'admin-api-key');
     const edgeKey = () => secretValue(`${prefix}-edge-key`, 'edge-key');
     const key = await adminKey();
-    expect(Buffer.from(key ?? '', 'base64').toString()).toMatch(/^ewk_[A-Za-z0-9]{48}$/);
+    expect(Buffer.from(key ?? '', 'base64').toString()).toMatch(/^ewk_[A-Za-z0-9_-]{43}$/);
     const firstEdgeKey = await edgeKey();
-    expect(Buffer.from(firstEdgeKey ?? '', 'base64').toString()).toMatch(/^ewedge_[A-Za-z0-9]{48}$/);
+    expect(Buffer.from(firstEdgeKey ?? '', 'base64').toString()).toMatch(/^ewedge_[A-Za-z0-9_-]{43}$/);
 
     // Cluster-wide: the operator may read its kinds everywhere, and still not more than it needs.
     const sa = `${prefix}-operator`;
@@ -748,7 +845,20 @@ describe('Helm chart and kustomize config', () => {
     expect(await canI(sa, releaseNs, 'create', 'pods', ['-n', workNs])).toBe(false);
     expect(await canI(sa, releaseNs, 'update', 'leases', ['-n', workNs])).toBe(false);
 
-    await helm(['upgrade', release, CHART, '--namespace', releaseNs, '--set', 'operator.logLevel=debug']);
+    await helm([
+      'upgrade',
+      release,
+      CHART,
+      '--namespace',
+      releaseNs,
+      '--no-hooks',
+      '--set',
+      'operator.logLevel=debug',
+    ]);
+    expect(await runGenerateKeysHook(releaseNs, release)).toEqual([
+      `secret ${releaseNs}/${prefix}-server-admin-key key admin-api-key: kept`,
+      `secret ${releaseNs}/${prefix}-edge-key key edge-key: kept`,
+    ]);
     expect(await adminKey()).toBe(key);
     expect(await edgeKey()).toBe(firstEdgeKey);
     const deployment = JSON.stringify(
@@ -758,7 +868,11 @@ describe('Helm chart and kustomize config', () => {
 
     await helm(['uninstall', release, '--namespace', releaseNs]);
     installed.delete(release);
-    expect(await releaseObjects(releaseNs, release)).toEqual([]);
+    // The generated keys are no release objects: they stay, like the server's volume that trusts them.
+    expect(await releaseObjects(releaseNs, release)).toEqual([
+      `secret/${prefix}-edge-key`,
+      `secret/${prefix}-server-admin-key`,
+    ]);
     expect(await clusterObjects(release)).toEqual([]);
     expect((await helm(['list', '--namespace', releaseNs, '-q'])).stdout.trim()).toBe('');
   });
@@ -841,27 +955,7 @@ describe('Helm chart and kustomize config', () => {
     expect(await clusterObjects(operatorRelease)).toEqual([]);
 
     // The pod's view: its ServiceAccount token, the API key from the chart's Secret, the chart's args.
-    const token = (
-      await kubectl(['create', 'token', serviceAccount, '-n', operatorNs, '--duration=1h'])
-    ).stdout.trim();
-    const admin = JSON.parse(
-      (await kubectl(['config', 'view', '--raw', '--minify', '--flatten', '-o', 'json'])).stdout,
-    ) as { clusters: { cluster: Record<string, unknown> }[] };
-    const saKubeconfig = join(scratch, 'operator.kubeconfig');
-    writeFileSync(
-      saKubeconfig,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'test', cluster: admin.clusters[0]?.cluster }],
-        users: [{ name: serviceAccount, user: { token } }],
-        contexts: [
-          { name: 'operator', context: { cluster: 'test', user: serviceAccount, namespace: operatorNs } },
-        ],
-        'current-context': 'operator',
-      }),
-      { mode: 0o600 },
-    );
+    const saKubeconfig = await serviceAccountKubeconfig(serviceAccount, operatorNs);
     const apiKeySecret = await getJson<{ data: Record<string, string> }>([
       'get',
       '-n',
