@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
@@ -358,13 +358,13 @@ afterAll(async () => {
 describe('Helm chart and kustomize config', () => {
   it('ships the generated CRDs unchanged and the package version as appVersion', () => {
     const top = join(ROOT, 'crds');
-    const copy = join(CHART, 'crds');
+    const copy = join(CHART, 'files/crds');
     const listing = (dir: string) => readdirSync(dir).sort();
     expect(listing(copy)).toEqual(listing(top));
     expect(listing(top).filter((file) => file.endsWith('.edgeward.dev.yaml'))).toHaveLength(18);
     for (const file of listing(top)) {
-      // A differing copy means `npx tsx src/cli.ts crds --write --dir charts/edgeward/crds` was not run.
-      expect(readFileSync(join(copy, file), 'utf8'), `charts/edgeward/crds/${file}`).toBe(
+      // A differing copy means `npm run crds` was not run.
+      expect(readFileSync(join(copy, file), 'utf8'), `charts/edgeward/files/crds/${file}`).toBe(
         readFileSync(join(top, file), 'utf8'),
       );
     }
@@ -743,7 +743,9 @@ describe('Helm chart and kustomize config', () => {
     ).toEqual(['tunnel:4443:4443', 'tls:8443:8443', 'metrics:9464:9464']);
 
     // edge.enabled=false: no edge object, no edge key on the server, no --edge-addr.
-    const without = documents(await template(releaseNs, ['edge.enabled=false']));
+    const without = documents(await template(releaseNs, ['edge.enabled=false'])).filter(
+      (object) => object.kind !== 'CustomResourceDefinition',
+    );
     expect(
       without.filter((object) => object.metadata.labels?.['app.kubernetes.io/component'] === 'edge'),
     ).toEqual([]);
@@ -798,7 +800,17 @@ describe('Helm chart and kustomize config', () => {
   it('installs into a fresh namespace, keeps the generated keys on upgrade, and uninstalls what it made', async () => {
     // The hook Job cannot run here (no kubelet): helm skips hooks, and the test runs the hook's
     // command with the hook's args under the hook's ServiceAccount, as its pod would.
-    await helm(['install', release, CHART, '--namespace', releaseNs, '--no-hooks']);
+    // The CRDs are the test cluster's (applied from crds/ for every suite): no release may own them.
+    await helm([
+      'install',
+      release,
+      CHART,
+      '--namespace',
+      releaseNs,
+      '--no-hooks',
+      '--set',
+      'crds.install=false',
+    ]);
     installed.set(release, releaseNs);
     const prefix = `${release}-edgeward`;
     expect(await runGenerateKeysHook(releaseNs, release)).toEqual([
@@ -852,6 +864,7 @@ describe('Helm chart and kustomize config', () => {
       '--namespace',
       releaseNs,
       '--no-hooks',
+      '--reuse-values',
       '--set',
       'operator.logLevel=debug',
     ]);
@@ -875,6 +888,68 @@ describe('Helm chart and kustomize config', () => {
     ]);
     expect(await clusterObjects(release)).toEqual([]);
     expect((await helm(['list', '--namespace', releaseNs, '-q'])).stdout.trim()).toBe('');
+  });
+
+  it('upgrades the CRDs with the release (a changed CRD reaches the apiserver) and keeps them on uninstall', async () => {
+    // A copy of the chart whose CRDs are of a group of their own: the test cluster's edgeward.dev
+    // CRDs serve every other suite and must not change under them.
+    const group = `crds-${suffix}.example`;
+    const chart = join(scratch, 'crd-chart');
+    cpSync(CHART, chart, { recursive: true });
+    const crdDir = join(chart, 'files/crds');
+    for (const file of readdirSync(crdDir)) {
+      const path = join(crdDir, file);
+      if (file === 'tlsedges.edgeward.dev.yaml' || file === 'ippolicies.edgeward.dev.yaml') {
+        writeFileSync(path, readFileSync(path, 'utf8').replaceAll('edgeward.dev', group));
+      } else {
+        rmSync(path);
+      }
+    }
+    const crdRelease = `crds-${suffix}`;
+    const only = [
+      '--set',
+      'server.enabled=false',
+      '--set',
+      'edge.enabled=false',
+      '--set',
+      'operator.apiUrl=http://edgeward.invalid',
+      '--set',
+      'operator.apiKey.value=ewk_not-used-the-operator-never-runs-here',
+    ];
+    const crdNames = [`tlsedges.${group}`, `ippolicies.${group}`];
+    const readCrd = (name: string) =>
+      getJson<KubeObject & { spec: { names: { categories: string[] } } }>(['get', 'crd', name]);
+    try {
+      await helm(['install', crdRelease, chart, '--namespace', releaseNs, '--no-hooks', ...only]);
+      for (const name of crdNames) {
+        const crd = await readCrd(name);
+        expect(crd?.metadata.annotations).toMatchObject({
+          'helm.sh/resource-policy': 'keep',
+          'meta.helm.sh/release-name': crdRelease,
+        });
+        expect(crd?.spec.names.categories).toEqual(['edgeward']);
+      }
+
+      // The next release of the chart changes a CRD: the upgrade applies it.
+      const tlsEdges = join(crdDir, 'tlsedges.edgeward.dev.yaml');
+      writeFileSync(
+        tlsEdges,
+        readFileSync(tlsEdges, 'utf8').replace(
+          '    categories:\n      - edgeward\n',
+          '    categories:\n      - edgeward\n      - edges\n',
+        ),
+      );
+      await helm(['upgrade', crdRelease, chart, '--namespace', releaseNs, '--no-hooks', ...only]);
+      expect((await readCrd(`tlsedges.${group}`))?.spec.names.categories).toEqual(['edgeward', 'edges']);
+      expect((await readCrd(`ippolicies.${group}`))?.spec.names.categories).toEqual(['edgeward']);
+
+      // Uninstalling leaves the CRDs (deleting one deletes every object of its kind).
+      await helm(['uninstall', crdRelease, '--namespace', releaseNs]);
+      for (const name of crdNames) expect(await readCrd(name)).toBeDefined();
+    } finally {
+      await helm(['uninstall', crdRelease, '--namespace', releaseNs]).catch(() => undefined);
+      await kubectl(['delete', 'crd', ...crdNames, '--ignore-not-found']);
+    }
   });
 
   it('runs the chart’s edge and operator (RBAC, args, Secrets) until CRs are Ready and a Tunnel is Online', async () => {
@@ -925,6 +1000,8 @@ describe('Helm chart and kustomize config', () => {
       CHART,
       '--namespace',
       operatorNs,
+      '--set',
+      'crds.install=false',
       '--set',
       'server.enabled=false',
       '--set',
