@@ -111,6 +111,50 @@ describe('edgeward operator', () => {
     expect((await t.api('GET', `/reserved_addrs/${id}`)).status).toBe(200);
   });
 
+  it('restored from a backup (a new uid, no status), a CR finds its resource again through edgeward.dev/external-id', async () => {
+    const hostport = `restored-${suffix}.example.com:443`;
+    const edgesOnHostport = async () => {
+      const { body } = await t.api<{ tls_edges: Array<{ id: string; hostports: string[] }> }>(
+        'GET',
+        '/edges/tls?limit=100',
+      );
+      return body.tls_edges.filter((edge) => edge.hostports.includes(hostport));
+    };
+    await apply(yamlOf('TLSEdge', 'restored', { hostports: [hostport], deletionPolicy: 'Orphan' }));
+    const first = await waitFor('tlsedges', 'restored');
+    const id = first.status?.id as string;
+    expect(id).toMatch(idPattern('edgtls'));
+    const mirrored = await eventually('the id mirrored into the external-id annotation', async () => {
+      const cr = await getCr('tlsedges', 'restored');
+      return cr?.metadata.annotations?.['edgeward.dev/external-id'] === id ? cr : undefined;
+    });
+    // The backup: the object as `kubectl get -o json` shows it, without what a restore drops.
+    const { status: _status, ...backup } = mirrored;
+    const {
+      uid: _uid,
+      resourceVersion: _rv,
+      creationTimestamp: _ct,
+      managedFields: _mf,
+      finalizers: _f,
+      ...metadata
+    } = backup.metadata as Record<string, unknown>;
+    await kubectl(['delete', '-n', namespace, 'tlsedges.edgeward.dev', 'restored', '--wait=false']);
+    await waitGone('tlsedges', 'restored');
+    expect(await edgesOnHostport()).toHaveLength(1);
+
+    await apply(JSON.stringify({ ...backup, metadata }));
+    const restored = await waitFor('tlsedges', 'restored');
+    expect(restored.metadata.uid).not.toBe(mirrored.metadata.uid);
+    expect(restored.status?.id).toBe(id);
+    expect(condition(restored, 'Ready')?.reason).toBe('Recovered');
+    expect(await edgesOnHostport()).toEqual([expect.objectContaining({ id })]);
+
+    await apply(yamlOf('TLSEdge', 'restored', { hostports: [hostport] }, { 'edgeward.dev/external-id': id }));
+    await kubectl(['delete', '-n', namespace, 'tlsedges.edgeward.dev', 'restored', '--wait=false']);
+    await waitGone('tlsedges', 'restored');
+    expect(await edgesOnHostport()).toEqual([]);
+  });
+
   it('adopts an existing server resource by annotation, and leaves a paused object alone', async () => {
     const existing = await t.api('POST', '/reserved_addrs', { description: 'made by hand', region: 'us' });
     expect(existing.status).toBe(201);
@@ -557,11 +601,13 @@ describe('edgeward operator', () => {
     await apply(
       ...names.map((name) => yamlOf('TunnelCredential', name, { description: `${prefix}${name}` })),
     );
-    await eventually(
-      'some credentials created',
-      async () => ((await credentialRows(prefix)).length >= 3 ? true : undefined),
-      60_000,
-    );
+    // Polled tightly: the operator's burst makes dozens of credentials in well under a second, and
+    // the kill must land in the middle of them.
+    const deadline = Date.now() + 60_000;
+    while ((await credentialRows(prefix)).length < 3) {
+      if (Date.now() > deadline) throw new Error(`no credentials created\n${h.operatorOutput}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
     await h.stopOperator('SIGKILL');
     const atKill = (await credentialRows(prefix)).length;
     expect(atKill).toBeLessThan(50);

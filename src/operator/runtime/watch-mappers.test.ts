@@ -9,12 +9,14 @@ function policy(change: {
   reason?: string;
   deleting?: boolean;
   labels?: Record<string, string>;
+  annotations?: Record<string, string>;
 }): KubernetesObject {
   return {
     metadata: {
       name: 'office',
       generation: change.generation ?? 1,
       labels: change.labels,
+      annotations: change.annotations,
       ...(change.deleting ? { deletionTimestamp: new Date('2026-11-22T00:00:00Z') } : {}),
     },
     status: {
@@ -51,6 +53,24 @@ describe('referenceStateChanged (updates of a referenced kind)', () => {
 });
 
 describe('specOrMetadataChanged (updates of the controller own kind)', () => {
+  it('passes annotation changes, except the external-id the operator mirrors status.id into', () => {
+    const base = policy({ id: 'ipp_1', annotations: { 'edgeward.dev/paused': 'false' } });
+    const mirrored = policy({
+      id: 'ipp_1',
+      annotations: { 'edgeward.dev/paused': 'false', 'edgeward.dev/external-id': 'ipp_1' },
+    });
+    expect(specOrMetadataChanged(base, mirrored)).toBe(false);
+    expect(
+      specOrMetadataChanged(
+        mirrored,
+        policy({ id: 'ipp_1', annotations: { 'edgeward.dev/paused': 'true' } }),
+      ),
+    ).toBe(true);
+    expect(
+      specOrMetadataChanged(base, policy({ id: 'ipp_1', annotations: { 'edgeward.dev/paused': 'true' } })),
+    ).toBe(true);
+  });
+
   it('passes spec and metadata changes, not status-only ones', () => {
     const base = policy({ id: 'ipp_1', ready: 'True' });
     expect(specOrMetadataChanged(base, policy({ id: 'ipp_1', ready: 'False' }))).toBe(false);

@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { EXTERNAL_ID_ANNOTATION } from './external-id.js';
 import { FINALIZER } from './finalizers.js';
 import { apiVersionOf, objectKey, type ResourceKind } from './kinds.js';
 
@@ -38,7 +39,8 @@ export function controllerReference(owner: KubernetesObject, ownerKind: Resource
 /**
  * The default filter for updates of a controller's own kind: reconcile when the spec changed
  * (generation), or labels, annotations, finalizers or the deletion timestamp did; not for
- * status-only updates (our own status writes would otherwise loop). Kinds without a generation
+ * status-only updates (our own status writes would otherwise loop), nor for the external-id
+ * annotation alone (likewise the operator's own write). Kinds without a generation
  * (ConfigMap, Secret) always pass.
  */
 export function specOrMetadataChanged(previous: KubernetesObject, object: KubernetesObject): boolean {
@@ -49,9 +51,17 @@ export function specOrMetadataChanged(previous: KubernetesObject, object: Kubern
     before.generation !== after.generation ||
     String(before.deletionTimestamp) !== String(after.deletionTimestamp) ||
     JSON.stringify(before.labels ?? {}) !== JSON.stringify(after.labels ?? {}) ||
-    JSON.stringify(before.annotations ?? {}) !== JSON.stringify(after.annotations ?? {}) ||
+    JSON.stringify(userAnnotations(before.annotations)) !==
+      JSON.stringify(userAnnotations(after.annotations)) ||
     finalizersChanged(before.finalizers ?? [], after.finalizers ?? [])
   );
+}
+
+/** Annotations without the one the operator mirrors status.id into (its own write coming back). */
+function userAnnotations(annotations: Record<string, string> | undefined): Record<string, string> {
+  if (!annotations || !(EXTERNAL_ID_ANNOTATION in annotations)) return annotations ?? {};
+  const { [EXTERNAL_ID_ANNOTATION]: _mirrored, ...rest } = annotations;
+  return rest;
 }
 
 /**

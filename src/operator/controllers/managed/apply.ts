@@ -1,4 +1,5 @@
 import { ConditionType, getCondition } from '../../runtime/conditions.js';
+import { EXTERNAL_ID_ANNOTATION } from '../../runtime/external-id.js';
 import type { ReconcileContext, ReconcileOutcome } from '../../runtime/manager.js';
 import { announce } from './announce.js';
 import { createKeyOf } from './create-key.js';
@@ -40,7 +41,7 @@ export async function applyDesired<T extends ManagedObject, R, Remote extends Re
     ? undefined
     : controller.sync.needsReplacement?.(desired.object, desired.resolved, remote);
   if (replaceBecause) return replaceRemote(controller, context, desired, remote, replaceBecause);
-  return updateRemote(controller, context, desired, remote, adoptId);
+  return updateRemote(controller, context, desired, remote, { adoptId, recovered: observed.recovered });
 }
 
 async function createRemote<T extends ManagedObject, R, Remote extends RemoteResource>(
@@ -201,13 +202,18 @@ async function updateRemote<T extends ManagedObject, R, Remote extends RemoteRes
   context: ReconcileContext,
   { object, resolved }: Desired<T, R>,
   remote: Remote,
-  adoptId: string | undefined,
+  found: { adoptId: string | undefined; recovered: boolean | undefined },
 ): Promise<ReconcileOutcome | undefined> {
   const { remote: updated, changed } = await controller.sync.update(object, resolved, remote);
   let reason: string;
-  if (adoptId) {
+  if (found.adoptId) {
     reason = 'Adopted';
     await announce(controller.events, context, object, updated.id, reason, `adopted ${updated.id}`);
+  } else if (found.recovered) {
+    // Status was lost (a restore, a move to another cluster): the annotation named the resource.
+    reason = 'Recovered';
+    const message = `status had no id: tracking ${updated.id}, which ${EXTERNAL_ID_ANNOTATION} names`;
+    await announce(controller.events, context, object, updated.id, reason, message);
   } else if (changed) {
     reason = 'Updated';
     await announce(controller.events, context, object, updated.id, reason, `updated ${updated.id}`);

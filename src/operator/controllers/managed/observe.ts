@@ -1,3 +1,4 @@
+import { EXTERNAL_ID_ANNOTATION } from '../../runtime/external-id.js';
 import type { ReconcileContext } from '../../runtime/manager.js';
 import { isEdgewardNotFound } from '../shared/edgeward-errors.js';
 import {
@@ -10,8 +11,13 @@ import { TerminalSyncError } from './sync-errors.js';
 
 /** What is on the server for an object, as `applyDesired` needs to know it. */
 export interface Observation<Remote extends RemoteResource> {
-  /** The resource status.id records (made or adopted by an earlier reconcile). */
+  /**
+   * The resource status.id records (made or adopted by an earlier reconcile) or, when status was
+   * lost (a restore), the external-id annotation mirrors.
+   */
   statusId: string | undefined;
+  /** Set when statusId came from the external-id annotation: status had none. */
+  recovered?: boolean;
   /** The adopt-id annotation, while status records no id yet. */
   adoptId: string | undefined;
   /** The server resource now; undefined when there is none yet, or it was deleted on the server. */
@@ -20,7 +26,7 @@ export interface Observation<Remote extends RemoteResource> {
 
 /**
  * Reads the server resource the object stands for: the one status.id records or, before there is
- * one, the one the adopt-id annotation names. One deleted on the server reads as none, so it is
+ * one, the one the adopt-id annotation names, else the one the external-id annotation mirrors. One deleted on the server reads as none, so it is
  * recreated; an adopt target that does not exist is terminal (fixed by the annotation).
  */
 export async function observeRemote<T extends ManagedObject, R, Remote extends RemoteResource>(
@@ -28,12 +34,15 @@ export async function observeRemote<T extends ManagedObject, R, Remote extends R
   object: T,
   context: ReconcileContext,
 ): Promise<Observation<Remote>> {
-  const statusId = object.status?.id;
-  const adoptId = statusId ? undefined : object.metadata?.annotations?.[ADOPT_ANNOTATION];
+  const annotations = object.metadata?.annotations ?? {};
+  // An adopt-id is the user's explicit word; the external-id only the operator's own earlier one.
+  const adoptId = object.status?.id ? undefined : annotations[ADOPT_ANNOTATION];
+  const recovered = !object.status?.id && !adoptId && annotations[EXTERNAL_ID_ANNOTATION] !== undefined;
+  const statusId = object.status?.id ?? (recovered ? annotations[EXTERNAL_ID_ANNOTATION] : undefined);
   const id = statusId ?? adoptId;
   if (!id) return { statusId, adoptId, remote: undefined };
   try {
-    return { statusId, adoptId, remote: await sync.get(id, object) };
+    return { statusId, adoptId, remote: await sync.get(id, object), ...(recovered ? { recovered } : {}) };
   } catch (error) {
     if (!isEdgewardNotFound(error)) throw error;
     if (adoptId) {

@@ -82,6 +82,7 @@ function harness(
   let beforeNextStatusWrite: ((current: Thing) => Thing) | undefined;
   client.intercept('patch', ({ patch }) => {
     if (Array.isArray(patch)) kube.push(`patch ${patch.map((op) => op.op).join(',')}`);
+    else kube.push(`patch ${JSON.stringify(patch)}`);
   });
   client.intercept('replaceStatus', async () => {
     kube.push('status');
@@ -216,6 +217,9 @@ function harness(
   };
 }
 
+/** The merge patch that mirrors status.id (thg_1) into the external-id annotation. */
+const MIRROR_THG_1 = `patch ${JSON.stringify({ metadata: { annotations: { 'edgeward.dev/external-id': 'thg_1' } } })}`;
+
 const ready = (object: Thing) => object.status?.conditions?.find((c) => c.type === 'Ready');
 const healthy = (object: Thing) => object.status?.conditions?.find((c) => c.type === 'Healthy');
 const health = (status: 'True' | 'False', message: string, requeueAfterMs?: number): ExtraConditions => ({
@@ -224,15 +228,48 @@ const health = (status: 'True' | 'False', message: string, requeueAfterMs?: numb
 });
 
 describe('reconcileManaged', () => {
-  it('adds the finalizer before the create, creates with the uid as its Idempotency-Key, and writes status once', async () => {
+  it('adds the finalizer before the create, creates with the uid as its Idempotency-Key, writes status once, mirrors the id', async () => {
     const h = harness({ spec: { name: 'one' } });
     await h.reconcile();
-    expect(h.kube).toEqual(['patch test,add', 'status']);
+    expect(h.kube).toEqual(['patch test,add', 'status', MIRROR_THG_1]);
+    expect(h.object.metadata?.annotations).toEqual({ 'edgeward.dev/external-id': 'thg_1' });
     expect(h.api).toEqual(['POST key=uid-1']);
     expect(h.events).toEqual(['Normal Created']);
     expect(h.object.metadata?.finalizers).toEqual(['edgeward.dev/finalizer']);
     expect(h.object.status).toMatchObject({ id: 'thg_1', uri: '/things/thg_1', observedGeneration: 3 });
     expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Created', observedGeneration: 3 });
+  });
+
+  it('finds its resource again through the external-id when status was lost (a restore): no second create', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    await h.reconcile();
+    // Restored from a backup: a new uid, no status, the annotations kept.
+    const { status: _lost, ...restored } = h.object;
+    h.object = { ...restored, metadata: { ...restored.metadata, uid: 'uid-2' } };
+    await h.reconcile();
+    expect(h.api).toEqual(['POST key=uid-1', 'GET thg_1']);
+    expect(h.object.status?.id).toBe('thg_1');
+    expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Recovered' });
+    expect(h.events).toEqual(['Normal Created', 'Normal Recovered']);
+    // Gone from the server meanwhile: made again, under a key that names the gone one.
+    h.server.clear();
+    const { status: _again, ...restoredAgain } = h.object;
+    h.object = { ...restoredAgain, metadata: { ...restoredAgain.metadata, uid: 'uid-3' } };
+    await h.reconcile();
+    expect(h.api.slice(2)).toEqual(['GET thg_1', 'POST key=uid-3-replaces-thg_1']);
+    expect(h.object.metadata?.annotations?.['edgeward.dev/external-id']).toBe('thg_2');
+  });
+
+  it('prefers an explicit adopt-id to the external-id when status is empty', async () => {
+    const h = harness({
+      spec: { name: 'one' },
+      metadata: { annotations: { 'edgeward.dev/external-id': 'thg_9', 'edgeward.dev/adopt-id': 'thg_1' } },
+    });
+    h.server.set('thg_1', { id: 'thg_1', uri: '/things/thg_1', name: 'one' });
+    await h.reconcile();
+    expect(h.api).toEqual(['GET thg_1']);
+    expect(ready(h.object)).toMatchObject({ reason: 'Adopted' });
+    expect(h.object.metadata?.annotations?.['edgeward.dev/external-id']).toBe('thg_1');
   });
 
   it('makes no write at all when nothing changed', async () => {
@@ -654,7 +691,7 @@ describe('reconcileManaged', () => {
     h.reportConditions(() => now);
     expect(await h.reconcile()).toEqual({ requeueAfterMs: 60_000 });
     expect(h.api).toEqual(['POST key=uid-1', 'GET thg_1/health']);
-    expect(h.kube).toEqual(['patch test,add', 'status']);
+    expect(h.kube).toEqual(['patch test,add', 'status', MIRROR_THG_1]);
     expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Created' });
     expect(healthy(h.object)).toMatchObject({ status: 'False', reason: 'Broken', observedGeneration: 3 });
     // Failing for a while: a transition would show as a new time.

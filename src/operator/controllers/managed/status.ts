@@ -1,4 +1,5 @@
 import { ConditionType, type ConditionUpdate, getCondition, setCondition } from '../../runtime/conditions.js';
+import { EXTERNAL_ID_ANNOTATION } from '../../runtime/external-id.js';
 import type { ReconcileContext, ReconcileOutcome } from '../../runtime/manager.js';
 import { readExtraConditions } from './extra-conditions.js';
 import type { ManagedController } from './managed-controller.js';
@@ -77,6 +78,7 @@ export async function writeReady<T extends ManagedObject, R, Remote extends Remo
     fields: controller.sync.statusFields?.(object, remote, resolved),
     conditions: extra.conditions,
   });
+  await mirrorExternalId(controller, object, remote.id);
   return extra.requeueAfterMs === undefined ? undefined : { requeueAfterMs: extra.requeueAfterMs };
 }
 
@@ -90,4 +92,19 @@ export function currentCondition(object: ManagedObject, type: string): Condition
         message: condition.message,
       }
     : { status: 'False', reason: 'Pending', message: 'not reconciled yet' };
+}
+
+/**
+ * Mirrors status.id into the external-id annotation (runtime/external-id.ts), so the object finds
+ * its resource again when status is lost. Written only when it differs: once per create or
+ * replacement, and once for objects made before the annotation existed.
+ */
+async function mirrorExternalId<T extends ManagedObject, R, Remote extends RemoteResource>(
+  controller: ManagedController<T, R, Remote>,
+  object: T,
+  id: string,
+): Promise<void> {
+  if (object.metadata?.annotations?.[EXTERNAL_ID_ANNOTATION] === id) return;
+  const patch = { metadata: { annotations: { [EXTERNAL_ID_ANNOTATION]: id } } };
+  await controller.client.patch(object.metadata?.namespace, object.metadata?.name ?? '', patch);
 }
