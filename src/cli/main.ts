@@ -13,6 +13,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number | undefined>> 
   crds: async (argv) => (await import('./crds-command.js')).crdsCommand(argv),
   agent: async (argv) => (await import('./agent-command.js')).agentCommand(argv),
   'ensure-keys': async (argv) => (await import('./ensure-keys-command.js')).ensureKeysCommand(argv),
+  cleanup: async (argv) => (await import('./cleanup-command.js')).cleanupCommand(argv),
 };
 
 const USAGE = `usage: edgeward <command> [flags]
@@ -28,6 +29,7 @@ commands:
   tools        build the Kubernetes test tools (etcd, kube-apiserver, kubectl, helm) into the cache
   agent        carry an edge's tunnel connections to a local service (edgeward agent --help)
   ensure-keys  make generated keys exist once in Kubernetes Secrets (the chart's hook; edgeward ensure-keys --help)
+  cleanup      uninstall without stuck objects: release, orphan or delete the edgeward.dev objects (edgeward cleanup --help)
 `;
 
 /** Returns an exit code for commands that finish, undefined for ones that keep running. */

@@ -580,6 +580,60 @@ describe('Helm chart and kustomize config', () => {
     }
   });
 
+  it('renders the uninstall cleanup hook (pre-delete, edgeward cleanup) with exactly the rights it needs', async () => {
+    expect(find(documents(await template(releaseNs)), 'Job', `${release}-edgeward-cleanup`)).toEqual([]);
+    await expect(template(releaseNs, ['uninstall.cleanup=everything'])).rejects.toThrow(/uninstall.cleanup/);
+    const prefix = `${release}-edgeward`;
+    const hookOnly = ['--show-only', 'templates/cleanup-job.yaml'];
+    const objects = documents(await template(releaseNs, ['uninstall.cleanup=delete'], hookOnly));
+    expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(
+      ['ClusterRole', 'ClusterRoleBinding', 'Job', 'ServiceAccount'].map(
+        (kind) => `${kind}/${prefix}-cleanup`,
+      ),
+    );
+    for (const object of objects) expect(object.metadata.annotations?.['helm.sh/hook']).toBe('pre-delete');
+    expect(podOf(objects, 'Job', `${prefix}-cleanup`).containers[0]?.args).toEqual([
+      'cleanup',
+      '--mode=delete',
+      '--timeout=300',
+    ]);
+    // The hook's RBAC in the apiserver: what cleanup does to edgeward objects, nothing else.
+    const rbac = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: objects.filter((o) => o.kind !== 'Job'),
+    });
+    await kubectl(['apply', '-f', '-'], rbac);
+    try {
+      const sa = `${prefix}-cleanup`;
+      expect(await canI(sa, releaseNs, 'list', 'tlsedges.edgeward.dev', ['--all-namespaces'])).toBe(true);
+      expect(await canI(sa, releaseNs, 'patch', 'ippolicies.edgeward.dev', ['-n', workNs])).toBe(true);
+      expect(await canI(sa, releaseNs, 'delete', 'tunnels.edgeward.dev', ['-n', workNs])).toBe(true);
+      expect(await canI(sa, releaseNs, 'get', 'secrets', ['-n', workNs])).toBe(false);
+      expect(
+        await canI(sa, releaseNs, 'update', 'tlsedges.edgeward.dev', ['--subresource=status', '-n', workNs]),
+      ).toBe(false);
+    } finally {
+      await kubectl(['delete', '-f', '-'], rbac);
+    }
+    // With watched namespaces: a Role in each, and the Job cleans only those.
+    const scoped = documents(
+      await template(
+        releaseNs,
+        ['uninstall.cleanup=orphan', `operator.watchNamespaces[0]=${workNs}`],
+        hookOnly,
+      ),
+    );
+    expect(find(scoped, 'ClusterRole')).toEqual([]);
+    expect(find(scoped, 'Role').map((role) => role.metadata.namespace)).toEqual([workNs]);
+    expect(podOf(scoped, 'Job', `${prefix}-cleanup`).containers[0]?.args).toEqual([
+      'cleanup',
+      '--mode=orphan',
+      `--namespace=${workNs}`,
+      '--timeout=300',
+    ]);
+  });
+
   it('renders one Role per watched namespace and no ClusterRole with operator.watchNamespaces', async () => {
     const rendered = await template(releaseNs, [
       `operator.watchNamespaces[0]=${workNs}`,
