@@ -5,13 +5,15 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { Agent as HttpAgent, request } from 'undici';
+import { request } from 'undici';
 import { Agent } from '../agent/agent.js';
 import { parseForwardTarget } from '../agent/forward-target.js';
 import { EdgewardClient } from '../client/index.js';
 import { newSecretToken } from '../server/crypto/tokens.js';
 import { startServer } from '../server/start.js';
 import { API_KEY_PREFIX } from '../server/store/bootstrap.js';
+import { demoKubernetes } from './demo-kubernetes.js';
+import { getThroughHttpsEdge } from './demo-requests.js';
 import { startEdgeFromFlags } from './edge-runtime.js';
 
 const KEY_FILE = 'demo-admin-api-key';
@@ -42,39 +44,13 @@ async function getThroughEdge(url: string, timeoutMs = 10_000): Promise<string> 
   }
 }
 
-/** A GET through the HTTPS edge for `host`, served at `127.0.0.1:port` with a generated certificate. */
-async function getThroughHttpsEdge(host: string, port: number, path: string) {
-  // The certificate is the one the edge generated for the name (no uploaded one covers it).
-  const dispatcher = new HttpAgent({ connect: { servername: host, rejectUnauthorized: false } });
-  try {
-    const deadline = Date.now() + 10_000;
-    // Until the edge has the new configuration it does not know the name (a TLS alert) or the route.
-    for (;;) {
-      try {
-        const response = await request(`https://127.0.0.1:${port}${path}`, {
-          dispatcher,
-          headers: { host: `${host}:${port}` },
-        });
-        const body = await response.body.text();
-        if (response.statusCode !== 404 || Date.now() > deadline) {
-          return { status: response.statusCode, headers: response.headers, body };
-        }
-      } catch (error) {
-        if (Date.now() > deadline)
-          throw new Error(`no answer through the HTTPS edge for ${host}`, { cause: error });
-      }
-      await new Promise((done) => setTimeout(done, 100));
-    }
-  } finally {
-    await dispatcher.close();
-  }
-}
-
 /**
  * `edgeward demo`: the quick start. Starts the server with an edge on embedded defaults (SQLite in
  * ./.edgeward-demo, everything on 127.0.0.1), a small local service, and an agent for it; creates
  * a TCP edge and an HTTPS edge with a route through the API and sends a request through each edge
- * to the service.
+ * to the service. Then the same from Kubernetes (demo-kubernetes.ts; `--no-cluster` skips it): a
+ * dev control plane, the CRDs, the operator and `config/samples/https-edge.yaml`, until a request
+ * goes through the edge the samples describe.
  */
 export async function demoCommand(argv: string[]): Promise<number | undefined> {
   const { values } = parseArgs({
@@ -83,6 +59,7 @@ export async function demoCommand(argv: string[]): Promise<number | undefined> {
       'data-dir': { type: 'string', default: '.edgeward-demo' },
       port: { type: 'string', default: '4040' },
       exit: { type: 'boolean', default: false },
+      'no-cluster': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -126,7 +103,9 @@ export async function demoCommand(argv: string[]): Promise<number | undefined> {
   const client = new EdgewardClient({ baseUrl, apiKey: adminKey });
   const tunnelCa = join(dataDir, 'edge', 'tunnel.crt');
   let agent: Agent | undefined;
+  let stopKubernetes = async () => {};
   const stopAll = async () => {
+    await stopKubernetes();
     agent?.stop();
     service.close();
     await edge.stop();
@@ -221,6 +200,20 @@ export async function demoCommand(argv: string[]): Promise<number | undefined> {
       `      --edge-ca ${tunnelCa} --server-name localhost --label app=demo --label env=local --forward http://127.0.0.1:${servicePort}`,
     );
     say(`  OpenAPI document: ${baseUrl}/openapi.json, browsable at ${baseUrl}/docs`);
+    if (!values['no-cluster']) {
+      say();
+      stopKubernetes = await demoKubernetes(
+        {
+          baseUrl,
+          adminKey,
+          tunnelAddr: `127.0.0.1:${edge.edge.tunnelPort}`,
+          tunnelCaFile: tunnelCa,
+          tlsPort,
+        },
+        dataDir,
+        say,
+      );
+    }
   } catch (error) {
     await stopAll();
     throw error;
