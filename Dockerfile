@@ -1,7 +1,8 @@
 # edgeward: one image for `edgeward server`, `edgeward edge`, `edgeward agent` and `edgeward operator`.
-# Node 24, the current LTS (Node 20 is past its end of life; the package itself still runs on Node 20.18+).
+# Node 22 LTS: Node 24 aborts (SIGABRT in better-sqlite3's Statement finalizer, RemoveEnvironmentCleanupHook),
+# seen by running this image's equivalent; Node 20 is past its end of life. The package still runs on Node 20.18+.
 # Built in two stages so the runtime image has no compiler, no dev dependencies and no sources.
-FROM node:24-bookworm-slim AS build
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 # better-sqlite3 is compiled from source when no prebuilt binary matches.
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
@@ -11,7 +12,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev
 
-FROM node:24-bookworm-slim
+FROM node:22-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app/package.json ./

@@ -45,6 +45,16 @@ export default defineConfig({
           testTimeout: 120_000,
         },
       },
+      {
+        // The image, built without Docker (debootstrap, umoci) and run with chroot: needs root.
+        extends: true,
+        test: {
+          name: 'image',
+          include: ['test/image/**/*.test.ts'],
+          hookTimeout: 900_000,
+          testTimeout: 120_000,
+        },
+      },
     ],
   },
 });

@@ -56,6 +56,8 @@ const RULES: { folder: string; mayImport: string[] }[] = [
   { folder: 'operator/runtime', mayImport: ['operator/runtime', 'client'] },
   { folder: 'operator/crds', mayImport: ['operator/crds', 'schemas'] },
   { folder: 'operator', mayImport: ['operator', 'agent', 'client', 'schemas'] },
+  // The Docker-less image build reads only the Dockerfile.
+  { folder: 'image', mayImport: ['image'] },
   {
     folder: 'cli',
     mayImport: ['cli', 'server', 'edge', 'agent', 'operator', 'client', 'dev-cluster', 'schemas'],

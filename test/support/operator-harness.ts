@@ -127,7 +127,8 @@ export class OperatorHarness {
     await this.#server?.stop();
   }
 
-  startOperator(): void {
+  /** Starts `edgeward operator`; `extraArgs` come last, so they win over the harness's own flags. */
+  startOperator(extraArgs: string[] = []): void {
     const child = spawn(
       process.execPath,
       [
@@ -146,6 +147,7 @@ export class OperatorHarness {
         '--api-qps',
         '20',
         ...this.#operatorArgs,
+        ...extraArgs,
       ],
       {
         env: {

