@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { type CleanupMode, cleanup } from '../operator/cleanup/cleanup.js';
 import { KubeApi } from '../operator/runtime/kube-api.js';
+import { loadKubeConfig } from './kube-config.js';
 
 const HELP = `usage: edgeward cleanup --mode stuck|orphan|delete [--namespace NS ...] [flags]
 
@@ -43,9 +43,7 @@ export async function cleanupCommand(argv: string[]): Promise<number> {
   if (!Number.isFinite(timeoutSeconds) || timeoutSeconds < 0) {
     throw new Error(`--timeout: '${values.timeout}' is not a number of seconds`);
   }
-  const kubeConfig = new KubeConfig();
-  if (values.kubeconfig) kubeConfig.loadFromFile(values.kubeconfig);
-  else kubeConfig.loadFromDefault();
+  const kubeConfig = loadKubeConfig(values.kubeconfig);
   const kube = new KubeApi(kubeConfig);
   try {
     const report = await cleanup(kube, {

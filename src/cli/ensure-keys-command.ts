@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { ensureGeneratedKeys, type GeneratedKey } from '../operator/generated-keys/ensure-keys.js';
 import { KubeApi } from '../operator/runtime/kube-api.js';
+import { loadKubeConfig } from './kube-config.js';
 
 const HELP = `usage: edgeward ensure-keys --secret NAME/KEY=PREFIX [--secret ...] [flags]
 
@@ -51,9 +51,7 @@ export async function ensureKeysCommand(argv: string[]): Promise<number> {
   const keys = (values.secret ?? []).map(parseSecretArg);
   if (keys.length === 0) throw new Error('--secret: at least one is required');
   const labels = Object.fromEntries((values.label ?? []).map(parseLabel));
-  const kubeConfig = new KubeConfig();
-  if (values.kubeconfig) kubeConfig.loadFromFile(values.kubeconfig);
-  else kubeConfig.loadFromDefault();
+  const kubeConfig = loadKubeConfig(values.kubeconfig);
   const namespace =
     values.namespace ??
     process.env.POD_NAMESPACE ??

@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { parseEdgeAddr } from '../agent/options.js';
 import { createOperator } from '../operator/operator.js';
 import { apiKeyFromFile } from '../operator/runtime/api-key-file.js';
 import { RUNTIME_FLAGS, RUNTIME_FLAGS_HELP } from '../operator/runtime/flags.js';
 import { createLogger } from '../operator/runtime/logger.js';
+import { loadKubeConfig } from './kube-config.js';
 
 const HELP = `usage: edgeward operator --api-url URL [flags]
 
@@ -64,9 +64,7 @@ export async function operatorCommand(argv: string[]): Promise<number> {
     ca: values['edge-ca'] === undefined ? undefined : await readFile(values['edge-ca'], 'utf8'),
     serverName: values['edge-server-name'],
   };
-  const kubeConfig = new KubeConfig();
-  if (values.kubeconfig) kubeConfig.loadFromFile(values.kubeconfig);
-  else kubeConfig.loadFromDefault();
+  const kubeConfig = loadKubeConfig(values.kubeconfig);
   const { manager, api } = createOperator({ kubeConfig, apiUrl, apiKey, flags: values, edge, log });
   manager.installSignalHandlers();
   await manager.start();

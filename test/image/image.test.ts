@@ -61,16 +61,21 @@ function inImage(args: string[], env: Record<string, string> = {}) {
   );
 }
 
-async function output(child: ChildProcess): Promise<{ code: number | null; text: string }> {
+/** What the child has written so far, stdout and stderr together. */
+function collected(child: ChildProcess): () => string {
   let text = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
+  const keep = (chunk: Buffer) => {
     text += chunk.toString();
-  });
-  child.stderr?.on('data', (chunk: Buffer) => {
-    text += chunk.toString();
-  });
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return () => text;
+}
+
+async function output(child: ChildProcess): Promise<{ code: number | null; text: string }> {
+  const text = collected(child);
   const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, text };
+  return { code, text: text() };
 }
 
 async function untilOk(url: string, child: ChildProcess, log: () => string): Promise<Response> {
@@ -168,15 +173,9 @@ describe.runIf(runnable)('the image, built without Docker', () => {
       '/data',
     ]);
     children.push(server);
-    let log = '';
-    server.stdout?.on('data', (chunk: Buffer) => {
-      log += chunk.toString();
-    });
-    server.stderr?.on('data', (chunk: Buffer) => {
-      log += chunk.toString();
-    });
-    await untilOk(`http://127.0.0.1:${port}/readyz`, server, () => log);
-    const key = /ewk_[A-Za-z0-9_-]+/.exec(log)?.[0];
+    const log = collected(server);
+    await untilOk(`http://127.0.0.1:${port}/readyz`, server, log);
+    const key = /ewk_[A-Za-z0-9_-]+/.exec(log())?.[0];
     expect(key).toBeDefined();
     for (let i = 0; i < 50; i++) {
       const created = await fetch(`http://127.0.0.1:${port}/ip_policies`, {
@@ -219,14 +218,7 @@ describe.runIf(runnable)('the image, built without Docker', () => {
       { EDGEWARD_EDGE_KEY: edgeKey },
     );
     children.push(edge);
-    let edgeLog = '';
-    edge.stdout?.on('data', (chunk: Buffer) => {
-      edgeLog += chunk.toString();
-    });
-    edge.stderr?.on('data', (chunk: Buffer) => {
-      edgeLog += chunk.toString();
-    });
-    await untilOk(`http://127.0.0.1:${metrics}/readyz`, edge, () => edgeLog);
+    await untilOk(`http://127.0.0.1:${metrics}/readyz`, edge, collected(edge));
     expect(existsSync(join(rootfs, 'data/edge/tunnel.crt'))).toBe(true);
   });
 

@@ -75,10 +75,11 @@ async function ensureKey(
       // resourceVersion in the body: a concurrent writer makes this a 409, and the loop reads again.
       const updated: SecretObject = {
         ...existing,
-        metadata: { ...existing.metadata, annotations: { ...annotations, [HELM_POLICY_ANNOTATION]: 'keep' } },
+        metadata: keep
+          ? { ...existing.metadata, annotations: { ...annotations, [HELM_POLICY_ANNOTATION]: 'keep' } }
+          : existing.metadata,
         data: has ? existing.data : { ...existing.data, [key]: value() },
       };
-      if (!keep) updated.metadata.annotations = existing.metadata.annotations;
       await kube.request('PUT', `${path}/${encodeURIComponent(name)}`, { body: updated });
       return has ? 'kept' : 'added';
     } catch (error) {
