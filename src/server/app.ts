@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { newId } from './crypto/ids.js';
+import { randomId } from './crypto/ids.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { loadSecretKey } from './crypto/secret-key-file.js';
 import { EdgeFeed } from './edge-feed/edge-feed.js';
@@ -9,6 +9,7 @@ import { edgeFeedPlugin } from './edge-feed/feed-plugin.js';
 import { ChangeSignal } from './events/change-signal.js';
 import { type EventDeliveryOptions, EventDispatcher } from './events/dispatcher.js';
 import type { RequestContext, ServerSettings } from './http/context.js';
+import { lazyChildLoggerFactory } from './http/lazy-request-logger.js';
 import { PrincipalCache } from './http/principal-cache.js';
 import type { AnyRouteDefinition } from './http/route.js';
 import { authPlugin } from './plugins/auth.js';
@@ -87,9 +88,11 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
   };
 
   const app = Fastify({
-    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    ...(options.logger
+      ? { loggerInstance: options.logger, childLoggerFactory: lazyChildLoggerFactory }
+      : { logger: false }),
     bodyLimit: BODY_LIMIT_BYTES,
-    genReqId: () => newId('op'),
+    genReqId: () => randomId('op'),
     requestIdHeader: false,
     frameworkErrors: sendFrameworkError,
     // An event type in a path may have 255 characters (ids have far fewer).
@@ -123,8 +126,10 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
       };
     },
   });
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks that do not wait for anything take the callback form: a promise per request costs more.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('Svc-Operation-Id', request.id);
+    done();
   });
   await app.register(metricsPlugin);
   const dispatcher = options.eventDelivery

@@ -64,6 +64,28 @@ export function newId(prefix: string): string {
   return `${prefix}_${timeOrderedId()}`;
 }
 
+/**
+ * `prefix_` and 27 random base62 characters (160 bits), not time-ordered: for identifiers nothing
+ * sorts or pages by (a request's operation id), made for every request, so made cheaply from the
+ * pooled random bytes. Bytes of 248 and above are skipped so every character is equally likely.
+ */
+export function randomId(prefix: string): string {
+  let out = `${prefix}_`;
+  let remaining = ID_SUFFIX_LENGTH;
+  while (remaining > 0) {
+    if (poolOffset >= pool.length) {
+      randomFillSync(pool);
+      poolOffset = 0;
+    }
+    const byte = pool[poolOffset++] as number;
+    if (byte < 248) {
+      out += ALPHABET[byte % 62];
+      remaining--;
+    }
+  }
+  return out;
+}
+
 /** When an id of `timeOrderedId` was made (milliseconds since the epoch), read back from its leading bits. */
 export function idTimeMs(id: string): number {
   const suffix = id.slice(id.indexOf('_') + 1);

@@ -34,11 +34,19 @@ export class PrincipalCache {
   #generation = 0;
   #enabled = true;
 
-  async lookup(tokenHash: string, load: () => Promise<Principal>): Promise<Principal> {
-    const now = Date.now();
+  /** The principal verified for `tokenHash`, if it is still known; no load. */
+  peek(tokenHash: string): Principal | undefined {
     const cached = this.#entries.get(tokenHash);
-    if (cached && cached.expiresAt > now) return cached.principal;
-    if (cached) this.#entries.delete(tokenHash);
+    if (!cached) return undefined;
+    if (cached.expiresAt > Date.now()) return cached.principal;
+    this.#entries.delete(tokenHash);
+    return undefined;
+  }
+
+  async lookup(tokenHash: string, load: () => Promise<Principal>): Promise<Principal> {
+    const known = this.peek(tokenHash);
+    if (known) return known;
+    const now = Date.now();
     const generation = this.#generation;
     const principal = await load();
     if (this.#enabled && generation === this.#generation) {

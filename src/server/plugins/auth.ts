@@ -57,6 +57,19 @@ function bearerToken(request: FastifyRequest): string {
   return match[1];
 }
 
+function checkVersion(request: FastifyRequest): void {
+  const version = request.headers['svc-version'];
+  if (version === undefined) {
+    throw new ApiError('ERR_EDGEWARD_101', 'Svc-Version: header is required; supported versions: 2');
+  }
+  if (typeof version !== 'string' || !SUPPORTED_VERSIONS.includes(version.trim())) {
+    throw new ApiError(
+      'ERR_EDGEWARD_101',
+      `Svc-Version: version '${String(version)}' is not supported; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`,
+    );
+  }
+}
+
 /**
  * Every non-public request: a known API key (401), then `Svc-Version: 2` (400). Keys verified once
  * are kept in `principals` (see `PrincipalCache` for how a revocation reaches it).
@@ -64,21 +77,31 @@ function bearerToken(request: FastifyRequest): string {
 export const authPlugin = fp(
   async (app: FastifyInstance, options: { db: Db; principals: PrincipalCache }) => {
     app.decorateRequest('principal', undefined);
-    app.addHook('onRequest', async (request) => {
-      if (request.routeOptions.config.public) return;
-      const tokenHash = hashToken(bearerToken(request));
-      request.principal = await options.principals.lookup(tokenHash, () =>
-        authenticate(options.db, tokenHash),
-      );
-      const version = request.headers['svc-version'];
-      if (version === undefined) {
-        throw new ApiError('ERR_EDGEWARD_101', 'Svc-Version: header is required; supported versions: 2');
+    // Callback form: a key verified before (nearly every request) is answered without a promise.
+    app.addHook('onRequest', (request, _reply, done) => {
+      if (request.routeOptions.config.public) {
+        done();
+        return;
       }
-      if (typeof version !== 'string' || !SUPPORTED_VERSIONS.includes(version.trim())) {
-        throw new ApiError(
-          'ERR_EDGEWARD_101',
-          `Svc-Version: version '${String(version)}' is not supported; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`,
-        );
+      try {
+        const tokenHash = hashToken(bearerToken(request));
+        const known = options.principals.peek(tokenHash);
+        if (known) {
+          request.principal = known;
+          checkVersion(request);
+          done();
+          return;
+        }
+        options.principals
+          .lookup(tokenHash, () => authenticate(options.db, tokenHash))
+          .then((principal) => {
+            request.principal = principal;
+            checkVersion(request);
+            done();
+          })
+          .catch((error: unknown) => done(error as Error));
+      } catch (error) {
+        done(error as Error);
       }
     });
   },

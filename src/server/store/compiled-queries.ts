@@ -1,5 +1,5 @@
 import { type Compilable, type CompiledQuery, PostgresAdapter } from 'kysely';
-import type { Db } from './database.js';
+import { type Db, directReaderOf } from './database.js';
 
 /**
  * Marks where a value goes in a query compiled once: NUL never occurs in a value the API accepts
@@ -36,6 +36,8 @@ export async function runCompiled<R>(
     if (!Object.hasOwn(values, name)) throw new Error(`no value for slot '${name}' of query ${shape}`);
     return values[name];
   });
+  const direct = directReaderOf(db);
+  if (direct) return direct.readRows<R>(query.sql, parameters);
   const result = await db.executeQuery<R>({ ...query, parameters } as CompiledQuery<R>);
   return result.rows;
 }

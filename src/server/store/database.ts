@@ -30,6 +30,14 @@ export interface DatabaseOptions {
 
 export const SQLITE_FILE = 'edgeward.sqlite';
 
+/** SQLite's query-only connection behind a `reads` Db, for reads run without Kysely's executor. */
+const directReaders = new WeakMap<Db, SqliteConnection>();
+
+/** The connection a read on `db` may use directly: SQLite's `reads` only (never a transaction). */
+export function directReaderOf(db: Db): SqliteConnection | undefined {
+  return directReaders.get(db);
+}
+
 export async function openDatabase(options: DatabaseOptions): Promise<Store> {
   if (options.databaseUrl) {
     const db = await openPostgres(options.databaseUrl);
@@ -38,10 +46,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<Store> {
   }
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const path = join(options.dataDir, SQLITE_FILE);
-  const db = openSqlite(path, false);
+  const db = kyselyOver(new SqliteConnection(path, { queryOnly: false }));
   await migrateOrClose(db);
   // Opened after the migrations, so it never reads a schema older than the code's.
-  const reads = openSqlite(path, true);
+  const readConnection = new SqliteConnection(path, { queryOnly: true });
+  const reads = kyselyOver(readConnection);
+  directReaders.set(reads, readConnection);
   return {
     db,
     reads,
@@ -52,8 +62,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Store> {
   };
 }
 
-function openSqlite(path: string, queryOnly: boolean): Db {
-  const connection = new SqliteConnection(path, { queryOnly });
+function kyselyOver(connection: SqliteConnection): Db {
   return new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
 }
 

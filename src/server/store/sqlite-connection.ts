@@ -24,6 +24,17 @@ export class SqliteConnection implements KyselySqliteDatabase {
   }
 
   prepare(sql: string): SqliteStatement {
+    const statement = this.#statement(sql);
+    return {
+      reader: statement.reader,
+      all: (parameters) => statement.all(parameters),
+      run: (parameters) => statement.run(parameters),
+      // A statement being iterated is busy until the iterator ends: a stream gets its own.
+      iterate: (parameters) => this.file.prepare(sql).iterate(parameters),
+    };
+  }
+
+  #statement(sql: string): SqliteDatabase.Statement {
     let statement = this.#statements.get(sql);
     if (statement) {
       // Most recently used last, so the first key is the one to evict.
@@ -36,14 +47,15 @@ export class SqliteConnection implements KyselySqliteDatabase {
       }
     }
     this.#statements.set(sql, statement);
-    const cached = statement;
-    return {
-      reader: cached.reader,
-      all: (parameters) => cached.all(parameters),
-      run: (parameters) => cached.run(parameters),
-      // A statement being iterated is busy until the iterator ends: a stream gets its own.
-      iterate: (parameters) => this.file.prepare(sql).iterate(parameters),
-    };
+    return statement;
+  }
+
+  /**
+   * Runs a read on a prepared statement at once, without Kysely's connection mutex and promise
+   * chain: better-sqlite3 is synchronous, so on a query-only connection nothing can interleave.
+   */
+  readRows<R>(sql: string, parameters: readonly unknown[]): R[] {
+    return this.#statement(sql).all(parameters) as R[];
   }
 
   close(): void {
