@@ -20,8 +20,11 @@ export async function spawnServer(
   args: string[],
   env: Record<string, string | undefined> = {},
   cli: string[] = FROM_SOURCES,
+  /** A command the server runs under (`strace -f ...`), its arguments first. */
+  wrapper: string[] = [],
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...cli, 'server', '--port', '0', ...args], {
+  const command = [...wrapper, process.execPath, ...cli, 'server', '--port', '0', ...args];
+  const child = spawn(command[0] as string, command.slice(1), {
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -6,6 +6,7 @@ import { loadPg } from './pg-loader.js';
 import { refuseNewerSchema } from './schema-version.js';
 import { SqliteConnection } from './sqlite-connection.js';
 import type { Database } from './tables.js';
+import { WalSync } from './wal-sync.js';
 
 export type Db = Kysely<Database>;
 
@@ -38,6 +39,13 @@ export function directReaderOf(db: Db): SqliteConnection | undefined {
   return directReaders.get(db);
 }
 
+/** The write-ahead log fsync of SQLite's writer `db`, for group commit (see `GroupCommitter`). */
+const walSyncs = new WeakMap<Db, WalSync>();
+
+export function walSyncOf(db: Db): WalSync | undefined {
+  return walSyncs.get(db);
+}
+
 export async function openDatabase(options: DatabaseOptions): Promise<Store> {
   if (options.databaseUrl) {
     const db = await openPostgres(options.databaseUrl);
@@ -48,6 +56,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Store> {
   const path = join(options.dataDir, SQLITE_FILE);
   const db = kyselyOver(new SqliteConnection(path, { queryOnly: false }));
   await migrateOrClose(db);
+  const walSync = new WalSync(`${path}-wal`);
+  walSyncs.set(db, walSync);
   // Opened after the migrations, so it never reads a schema older than the code's.
   const readConnection = new SqliteConnection(path, { queryOnly: true });
   const reads = kyselyOver(readConnection);
@@ -58,6 +68,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Store> {
     destroy: async () => {
       await reads.destroy();
       await db.destroy();
+      await walSync.close();
     },
   };
 }

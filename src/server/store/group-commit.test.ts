@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kysely, SqliteDialect, sql } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Db } from './database.js';
 import { GroupCommitter } from './group-commit.js';
 import { SqliteConnection } from './sqlite-connection.js';
@@ -105,5 +105,66 @@ describe('GroupCommitter on a real SQLite file', () => {
     await group.run((trx) => insert(trx, 'second'));
     expect(await stored()).toEqual(['first', 'second']);
     expect(commits).toBe(2);
+  });
+
+  describe('with the log fsynced off the event loop', () => {
+    /** A LogSync whose fsync finishes only when the test says so. */
+    function heldSync() {
+      const calls: { commitsBefore: number; finish: (error?: Error) => void }[] = [];
+      return {
+        calls,
+        sync: () =>
+          new Promise<void>((resolve, reject) => {
+            calls.push({ commitsBefore: commits, finish: (error) => (error ? reject(error) : resolve()) });
+          }),
+      };
+    }
+    const synchronous = async () =>
+      (await sql<{ synchronous: number }>`PRAGMA synchronous`.execute(db)).rows[0]?.synchronous;
+    const settledYet = async (promise: Promise<unknown>) =>
+      Promise.race([
+        promise.then(() => true),
+        new Promise((resolve) => setTimeout(() => resolve(false), 50)),
+      ]);
+
+    it('answers no write before the fsync after its commit, and leaves the connection at FULL', async () => {
+      const log = heldSync();
+      const group = new GroupCommitter(db as unknown as Db, log);
+      const writes = Promise.all([
+        group.run((trx) => insert(trx, 'a')),
+        group.run((trx) => insert(trx, 'b')),
+      ]);
+      await vi.waitFor(() => expect(log.calls).toHaveLength(1));
+      // Committed (another reader sees it), not yet answered.
+      expect(log.calls[0]?.commitsBefore).toBe(1);
+      expect(await stored()).toEqual(['a', 'b']);
+      expect(await settledYet(writes)).toBe(false);
+      // Event delivery, the edge feed and the janitor commit on this connection with SQLite's own fsync.
+      expect(await synchronous()).toBe(2);
+      log.calls[0]?.finish();
+      await writes;
+    });
+
+    it('fails the writes of a batch whose fsync fails', async () => {
+      const log = heldSync();
+      const group = new GroupCommitter(db as unknown as Db, log);
+      const write = group.run((trx) => insert(trx, 'a'));
+      await vi.waitFor(() => expect(log.calls).toHaveLength(1));
+      log.calls[0]?.finish(new Error('EIO'));
+      await expect(write).rejects.toThrow('EIO');
+      expect(await synchronous()).toBe(2);
+    });
+
+    it('restores FULL after a batch that failed', async () => {
+      const log = heldSync();
+      const group = new GroupCommitter(db as unknown as Db, log);
+      await expect(
+        group.run(async () => {
+          throw new Error('refused');
+        }),
+      ).rejects.toThrow('refused');
+      expect(log.calls).toHaveLength(0);
+      expect(await synchronous()).toBe(2);
+    });
   });
 });

@@ -1,8 +1,11 @@
 import { sql } from 'kysely';
 import type { Db } from './database.js';
+import type { LogSync } from './wal-sync.js';
 
 /** Enough to turn a burst into a few commits; bounded so no request waits behind a long batch. */
 const MAX_BATCH = 64;
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 interface Pending {
   work: (trx: Db) => Promise<unknown>;
@@ -27,8 +30,15 @@ export class GroupCommitter {
   #queue: Pending[] = [];
   #running = false;
 
-  constructor(db: Db) {
+  readonly #walSync: LogSync | undefined;
+
+  /**
+   * With `walSync`, the COMMIT runs with `synchronous=NORMAL` and the log is fsynced off the event
+   * loop before anyone is answered (see `WalSync`); without it, SQLite's own `synchronous=FULL`.
+   */
+  constructor(db: Db, walSync?: LogSync) {
     this.#db = db;
+    this.#walSync = walSync;
   }
 
   run<T>(work: (trx: Db) => Promise<T>): Promise<T> {
@@ -51,30 +61,30 @@ export class GroupCommitter {
   }
 
   async #commit(batch: Pending[]): Promise<void> {
-    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    const outcomes: Outcome[] = [];
     try {
-      await this.#db.transaction().execute(async (trx) => {
-        if (batch.length === 1) {
-          // Alone: no savepoint needed; a failure rolls back the whole (one-request) transaction.
-          outcomes.push({ ok: true, value: await (batch[0] as Pending).work(trx) });
-          return;
-        }
-        for (const pending of batch) {
-          await sql`SAVEPOINT edgeward_request`.execute(trx);
-          try {
-            const value = await pending.work(trx);
-            await sql`RELEASE edgeward_request`.execute(trx);
-            outcomes.push({ ok: true, value });
-          } catch (error) {
-            await sql`ROLLBACK TO edgeward_request`.execute(trx);
-            await sql`RELEASE edgeward_request`.execute(trx);
-            outcomes.push({ ok: false, error });
-          }
+      await this.#db.connection().execute(async (connection) => {
+        // The connection is this batch's alone until the callback ends, so no other transaction
+        // (event delivery, the edge feed) ever commits while synchronous is NORMAL.
+        if (this.#walSync) await sql`PRAGMA synchronous = NORMAL`.execute(connection);
+        try {
+          await inTransaction(connection, async () => {
+            if (batch.length === 1) {
+              // Alone: no savepoint needed; a failure rolls back the whole (one-request) transaction.
+              outcomes.push({ ok: true, value: await (batch[0] as Pending).work(connection) });
+              return;
+            }
+            for (const pending of batch) outcomes.push(await inSavepoint(connection, pending.work));
+          });
+        } finally {
+          if (this.#walSync) await sql`PRAGMA synchronous = FULL`.execute(connection);
         }
       });
+      // Committed but maybe only in the page cache: nobody is answered before the log is on disk.
+      await this.#walSync?.sync();
     } catch (error) {
-      // The transaction as a whole failed (a lone request's own error, or the COMMIT): nothing of
-      // the batch was committed, so every request of it fails.
+      // The transaction as a whole failed (a lone request's own error, the COMMIT or the fsync):
+      // nothing of the batch was acknowledged, so every request of it fails.
       for (const pending of batch) pending.reject(error);
       return;
     }
@@ -83,5 +93,36 @@ export class GroupCommitter {
       if (outcome?.ok) pending.resolve(outcome.value);
       else pending.reject(outcome?.error);
     });
+  }
+}
+
+/** BEGIN, `work`, COMMIT; ROLLBACK if `work` or the COMMIT fails. */
+async function inTransaction(connection: Db, work: () => Promise<void>): Promise<void> {
+  await sql`BEGIN`.execute(connection);
+  try {
+    await work();
+    await sql`COMMIT`.execute(connection);
+  } catch (error) {
+    try {
+      await sql`ROLLBACK`.execute(connection);
+    } catch (rollbackError) {
+      // SQLite may have rolled back already (a failed COMMIT): the first error is what happened.
+      throw new Error('write transaction failed, and so did its ROLLBACK', { cause: [error, rollbackError] });
+    }
+    throw error;
+  }
+}
+
+/** One request of a batch, in its own SAVEPOINT: its failure rolls back its writes alone. */
+async function inSavepoint(connection: Db, work: (trx: Db) => Promise<unknown>): Promise<Outcome> {
+  await sql`SAVEPOINT edgeward_request`.execute(connection);
+  try {
+    const value = await work(connection);
+    await sql`RELEASE edgeward_request`.execute(connection);
+    return { ok: true, value };
+  } catch (error) {
+    await sql`ROLLBACK TO edgeward_request`.execute(connection);
+    await sql`RELEASE edgeward_request`.execute(connection);
+    return { ok: false, error };
   }
 }
