@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { idParams, listQuery } from '../../schemas/common.js';
+import { listQueryOf } from '../routes/collection-reads.js';
 import { quickParserOf } from './common-inputs.js';
 
 const queries: unknown[] = [
@@ -24,9 +25,23 @@ const queries: unknown[] = [
 
 const params: unknown[] = [{ id: 'ipp_2abc' }, { id: '' }, { id: 5 }, {}, { id: 'a', other: 'b' }, null];
 
+// A collection's list query with a filter, built as its list route builds it.
+const filteredQuery = listQueryOf<'ip_policy_rules'>([
+  { param: 'ip_policy_id', column: 'ip_policy_id', description: 'only the rules of this IP policy' },
+]);
+const filteredQueries: unknown[] = [
+  ...queries,
+  { ip_policy_id: 'ipp_2abc' },
+  { limit: '5', ip_policy_id: 'ipp_2abc', before_id: 'ipr_1' },
+  { ip_policy_id: '' },
+  { ip_policy_id: ['a', 'b'] },
+  { ip_policy_id: 'ipp_2abc', other: 'x' },
+];
+
 describe('the precompiled checks of ids and paging', () => {
   const cases = [
     ...queries.map((value) => ['listQuery', listQuery, value] as const),
+    ...filteredQueries.map((value) => ['filtered listQuery', filteredQuery, value] as const),
     ...params.map((value) => ['idParams', idParams, value] as const),
   ].map(([name, schema, value]) => [`${name} ${JSON.stringify(value)}`, schema, value] as const);
 
@@ -40,5 +55,15 @@ describe('the precompiled checks of ids and paging', () => {
   it('has none for other schemas', () => {
     expect(quickParserOf(undefined)).toBeUndefined();
     expect(quickParserOf(listQuery.extend({}))).toBeUndefined();
+  });
+
+  it('covers every list route, filtered or not', () => {
+    expect(listQueryOf([])).toBe(listQuery);
+    expect(quickParserOf(filteredQuery)).toBeDefined();
+    // Filtered inputs reach the handler parsed, not left to zod.
+    expect(quickParserOf(filteredQuery)?.({ ip_policy_id: 'ipp_1', limit: '3' })).toStrictEqual({
+      limit: 3,
+      ip_policy_id: 'ipp_1',
+    });
   });
 });

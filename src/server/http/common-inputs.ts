@@ -22,25 +22,43 @@ const LIMIT = /^[1-9]\d{0,2}$/;
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 100;
 
-function quickListQuery(value: unknown): ListQuery | undefined {
-  if (value === null || typeof value !== 'object') return undefined;
-  for (const key in value) if (key !== 'limit' && key !== 'before_id') return undefined;
-  const { limit, before_id: beforeId } = value as { limit?: unknown; before_id?: unknown };
-  let pageSize = DEFAULT_LIMIT;
-  if (limit !== undefined) {
-    if (typeof limit !== 'string' || !LIMIT.test(limit)) return undefined;
-    pageSize = Number(limit);
-    if (pageSize > MAX_LIMIT) return undefined;
-  }
-  if (beforeId === undefined) return { limit: pageSize };
-  if (typeof beforeId !== 'string' || beforeId.length === 0) return undefined;
-  return { limit: pageSize, before_id: beforeId };
+/**
+ * The list query of a collection whose filters are `filterParams` (each an optional non-empty
+ * string, as `listQueryOf` in collection-reads.ts declares them).
+ */
+export function quickListQueryWith(filterParams: readonly string[]): QuickParse {
+  const known = new Set(['limit', 'before_id', ...filterParams]);
+  return (value) => {
+    if (value === null || typeof value !== 'object') return undefined;
+    for (const key in value) if (!known.has(key)) return undefined;
+    const { limit, before_id: beforeId } = value as { limit?: unknown; before_id?: unknown };
+    const parsed: Record<string, unknown> = { limit: DEFAULT_LIMIT };
+    if (limit !== undefined) {
+      if (typeof limit !== 'string' || !LIMIT.test(limit)) return undefined;
+      parsed.limit = Number(limit);
+      if ((parsed.limit as number) > MAX_LIMIT) return undefined;
+    }
+    for (const [param, given] of [
+      ['before_id', beforeId],
+      ...filterParams.map((name) => [name, (value as Record<string, unknown>)[name]]),
+    ]) {
+      if (given === undefined) continue;
+      if (typeof given !== 'string' || given.length === 0) return undefined;
+      parsed[param as string] = given;
+    }
+    return parsed as ListQuery;
+  };
 }
 
-const QUICK: ReadonlyMap<z.ZodType, QuickParse> = new Map<z.ZodType, QuickParse>([
+const QUICK = new WeakMap<z.ZodType, QuickParse>([
   [idParams, quickIdParams],
-  [listQuery, quickListQuery],
+  [listQuery, quickListQueryWith([])],
 ]);
+
+/** Gives `schema` a precompiled check that answers exactly what zod would, or `undefined`. */
+export function registerQuickParser(schema: z.ZodType, parse: QuickParse): void {
+  QUICK.set(schema, parse);
+}
 
 /** The precompiled check of `schema`, when it is one of the common inputs above. */
 export function quickParserOf(schema: z.ZodType | undefined): QuickParse | undefined {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { idParams, listQuery } from '../../schemas/common.js';
+import { quickListQueryWith, registerQuickParser } from '../http/common-inputs.js';
 import type { RequestContext } from '../http/context.js';
 import { listResponse } from '../http/list-response.js';
 import { defineRoute } from '../http/route.js';
@@ -45,8 +46,10 @@ export function defineCollectionReads<T extends TableWithId, Item extends z.ZodT
  * The list query of a collection: paging plus its filters, each an optional non-empty string.
  * Typed as the paging query alone: the handler reads the filters by name from `filters`.
  */
-function listQueryOf<T extends TableWithId>(filters: readonly ListFilter<T>[] | undefined): typeof listQuery {
-  if (!filters) return listQuery;
+export function listQueryOf<T extends TableWithId>(
+  filters: readonly ListFilter<T>[] | undefined,
+): typeof listQuery {
+  if (!filters || filters.length === 0) return listQuery;
   const extended = listQuery.extend(
     Object.fromEntries(
       filters.map((filter) => [
@@ -55,6 +58,7 @@ function listQueryOf<T extends TableWithId>(filters: readonly ListFilter<T>[] | 
       ]),
     ),
   );
+  registerQuickParser(extended, quickListQueryWith(filters.map((filter) => filter.param)));
   return extended as unknown as typeof listQuery;
 }
 
