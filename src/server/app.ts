@@ -24,6 +24,7 @@ import { registerRoutes } from './routes/index.js';
 import { RESERVED_PORT_MAX, RESERVED_PORT_MIN } from './routes/reserved-addrs.js';
 import { type BootstrapResult, bootstrapAdmin } from './store/bootstrap.js';
 import { openDatabase } from './store/database.js';
+import { writesBrokenOn } from './store/write-transaction.js';
 import { rfc3339 } from './time/rfc3339.js';
 
 export interface AppOptions {
@@ -158,6 +159,8 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
   await app.register(idempotencyJanitor, { db });
   app.get('/healthz', { config: { public: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { config: { public: true } }, async () => {
+    const broken = writesBrokenOn(db);
+    if (broken) throw broken;
     await db.selectFrom('users').select('id').limit(1).execute();
     return { status: 'ok' };
   });

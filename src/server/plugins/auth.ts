@@ -83,26 +83,35 @@ export const authPlugin = fp(
         done();
         return;
       }
+      // `done` runs the rest of the request (hooks, the handler) in its own call: it is called once,
+      // outside any try, so nothing it throws is mistaken for this hook's failure.
+      let known: Principal | undefined;
+      let tokenHash: string;
       try {
-        const tokenHash = hashToken(bearerToken(request));
-        const known = options.principals.peek(tokenHash);
+        tokenHash = hashToken(bearerToken(request));
+        known = options.principals.peek(tokenHash);
         if (known) {
           request.principal = known;
           checkVersion(request);
-          done();
-          return;
         }
-        options.principals
-          .lookup(tokenHash, () => authenticate(options.db, tokenHash))
-          .then((principal) => {
-            request.principal = principal;
-            checkVersion(request);
-            done();
-          })
-          .catch((error: unknown) => done(error as Error));
       } catch (error) {
         done(error as Error);
+        return;
       }
+      if (known) {
+        done();
+        return;
+      }
+      options.principals
+        .lookup(tokenHash, () => authenticate(options.db, tokenHash))
+        .then((principal) => {
+          request.principal = principal;
+          checkVersion(request);
+        })
+        .then(
+          () => done(),
+          (error: unknown) => done(error as Error),
+        );
     });
   },
 );

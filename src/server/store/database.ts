@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import type { DurableWriter } from './group-commit.js';
 import { MIGRATION_NAMES, migrationProvider } from './migrations/index.js';
 import { loadPg } from './pg-loader.js';
 import { refuseNewerSchema } from './schema-version.js';
@@ -39,11 +40,11 @@ export function directReaderOf(db: Db): SqliteConnection | undefined {
   return directReaders.get(db);
 }
 
-/** The write-ahead log fsync of SQLite's writer `db`, for group commit (see `GroupCommitter`). */
-const walSyncs = new WeakMap<Db, WalSync>();
+/** SQLite's writer `db`, for group commit to make its COMMITs durable itself (see `GroupCommitter`). */
+const durableWriters = new WeakMap<Db, DurableWriter>();
 
-export function walSyncOf(db: Db): WalSync | undefined {
-  return walSyncs.get(db);
+export function durableWriterOf(db: Db): DurableWriter | undefined {
+  return durableWriters.get(db);
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Store> {
@@ -54,10 +55,11 @@ export async function openDatabase(options: DatabaseOptions): Promise<Store> {
   }
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const path = join(options.dataDir, SQLITE_FILE);
-  const db = kyselyOver(new SqliteConnection(path, { queryOnly: false }));
+  const writer = new SqliteConnection(path, { queryOnly: false });
+  const db = kyselyOver(writer);
   await migrateOrClose(db);
   const walSync = new WalSync(`${path}-wal`);
-  walSyncs.set(db, walSync);
+  durableWriters.set(db, { log: walSync, inTransaction: () => writer.inTransaction });
   // Opened after the migrations, so it never reads a schema older than the code's.
   const readConnection = new SqliteConnection(path, { queryOnly: true });
   const reads = kyselyOver(readConnection);

@@ -2,6 +2,14 @@ import { sql } from 'kysely';
 import type { Db } from './database.js';
 import type { LogSync } from './wal-sync.js';
 
+/** What group commit needs of SQLite's writer to make its own COMMITs durable. */
+export interface DurableWriter {
+  /** fsync of the write-ahead log. */
+  log: LogSync;
+  /** Whether the writer connection is inside a transaction (after a failure: did SQLite end it?). */
+  inTransaction(): boolean;
+}
+
 /** Enough to turn a burst into a few commits; bounded so no request waits behind a long batch. */
 const MAX_BATCH = 64;
 
@@ -30,18 +38,30 @@ export class GroupCommitter {
   #queue: Pending[] = [];
   #running = false;
 
-  readonly #walSync: LogSync | undefined;
+  readonly #durable: DurableWriter | undefined;
+  #broken: Error | undefined;
 
   /**
-   * With `walSync`, the COMMIT runs with `synchronous=NORMAL` and the log is fsynced off the event
+   * With `durable`, the COMMIT runs with `synchronous=NORMAL` and the log is fsynced off the event
    * loop before anyone is answered (see `WalSync`); without it, SQLite's own `synchronous=FULL`.
    */
-  constructor(db: Db, walSync?: LogSync) {
+  constructor(db: Db, durable?: DurableWriter) {
     this.#db = db;
-    this.#walSync = walSync;
+    this.#durable = durable;
+  }
+
+  /**
+   * Set when the writer can no longer promise durability: an fsync of the log failed (Linux may
+   * have dropped the pages it could not write and would report success next time), or the
+   * connection could not be put back to FULL or out of a failed transaction. Every later write
+   * is refused with it until the server restarts and SQLite recovers from what is on disk.
+   */
+  get broken(): Error | undefined {
+    return this.#broken;
   }
 
   run<T>(work: (trx: Db) => Promise<T>): Promise<T> {
+    if (this.#broken) return Promise.reject(this.#broken);
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
       if (!this.#running) {
@@ -61,31 +81,31 @@ export class GroupCommitter {
   }
 
   async #commit(batch: Pending[]): Promise<void> {
+    if (this.#broken) {
+      for (const pending of batch) pending.reject(this.#broken);
+      return;
+    }
     const outcomes: Outcome[] = [];
     try {
-      await this.#db.connection().execute(async (connection) => {
-        // The connection is this batch's alone until the callback ends, so no other transaction
-        // (event delivery, the edge feed) ever commits while synchronous is NORMAL.
-        if (this.#walSync) await sql`PRAGMA synchronous = NORMAL`.execute(connection);
-        try {
-          await inTransaction(connection, async () => {
-            if (batch.length === 1) {
-              // Alone: no savepoint needed; a failure rolls back the whole (one-request) transaction.
-              outcomes.push({ ok: true, value: await (batch[0] as Pending).work(connection) });
-              return;
-            }
-            for (const pending of batch) outcomes.push(await inSavepoint(connection, pending.work));
-          });
-        } finally {
-          if (this.#walSync) await sql`PRAGMA synchronous = FULL`.execute(connection);
-        }
-      });
-      // Committed but maybe only in the page cache: nobody is answered before the log is on disk.
-      await this.#walSync?.sync();
+      await this.#db.connection().execute((connection) => this.#transaction(connection, batch, outcomes));
     } catch (error) {
-      // The transaction as a whole failed (a lone request's own error, the COMMIT or the fsync):
-      // nothing of the batch was acknowledged, so every request of it fails.
+      // The transaction as a whole failed (a lone request's own error, or the COMMIT): nothing of
+      // the batch was committed, so every request of it fails.
       for (const pending of batch) pending.reject(error);
+      return;
+    }
+    try {
+      // Committed and visible to readers, but maybe only in the page cache: nobody is answered
+      // before the log is on disk.
+      await this.#durable?.log.sync();
+    } catch (error) {
+      this.#broken = new Error(
+        'the write-ahead log could not be fsynced: writes are refused until a restart',
+        {
+          cause: error,
+        },
+      );
+      for (const pending of batch) pending.reject(this.#broken);
       return;
     }
     batch.forEach((pending, index) => {
@@ -94,22 +114,42 @@ export class GroupCommitter {
       else pending.reject(outcome?.error);
     });
   }
-}
 
-/** BEGIN, `work`, COMMIT; ROLLBACK if `work` or the COMMIT fails. */
-async function inTransaction(connection: Db, work: () => Promise<void>): Promise<void> {
-  await sql`BEGIN`.execute(connection);
-  try {
-    await work();
-    await sql`COMMIT`.execute(connection);
-  } catch (error) {
+  /**
+   * The batch's transaction on a connection that is its alone until it returns, so no other
+   * transaction (event delivery, the edge feed) ever commits while synchronous is NORMAL.
+   */
+  async #transaction(connection: Db, batch: Pending[], outcomes: Outcome[]): Promise<void> {
+    const durable = this.#durable;
+    if (durable) await sql`PRAGMA synchronous = NORMAL`.execute(connection);
+    await sql`BEGIN`.execute(connection);
     try {
-      await sql`ROLLBACK`.execute(connection);
-    } catch (rollbackError) {
-      // SQLite may have rolled back already (a failed COMMIT): the first error is what happened.
-      throw new Error('write transaction failed, and so did its ROLLBACK', { cause: [error, rollbackError] });
+      if (batch.length === 1) {
+        // Alone: no savepoint needed; a failure rolls back the whole (one-request) transaction.
+        outcomes.push({ ok: true, value: await (batch[0] as Pending).work(connection) });
+      } else {
+        for (const pending of batch) outcomes.push(await inSavepoint(connection, pending.work));
+      }
+      await sql`COMMIT`.execute(connection);
+    } catch (error) {
+      // SQLite ends the transaction itself after some failures (a failed COMMIT may or may not).
+      if (!durable || durable.inTransaction()) await this.#orBreak(sql`ROLLBACK`.execute(connection));
+      throw error;
+    } finally {
+      if (durable) await this.#orBreak(sql`PRAGMA synchronous = FULL`.execute(connection));
     }
-    throw error;
+  }
+
+  /** Runs a statement that puts the connection back in order; if it fails, the writer is broken. */
+  async #orBreak(statement: Promise<unknown>): Promise<void> {
+    try {
+      await statement;
+    } catch (error) {
+      this.#broken = new Error('the SQLite writer could not be restored after a transaction', {
+        cause: error,
+      });
+      throw this.#broken;
+    }
   }
 }
 

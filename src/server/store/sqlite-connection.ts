@@ -58,6 +58,10 @@ export class SqliteConnection implements KyselySqliteDatabase {
     return this.#statement(sql).all(parameters) as R[];
   }
 
+  get inTransaction(): boolean {
+    return this.file.inTransaction;
+  }
+
   close(): void {
     this.#statements.clear();
     this.file.close();

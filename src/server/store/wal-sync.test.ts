@@ -60,4 +60,13 @@ describe('WalSync', () => {
     expect(fsyncs).toHaveLength(1);
     await sync.close();
   });
+
+  it('waits at close for the fsyncs asked for, and refuses any after', async () => {
+    const sync = new WalSync(log);
+    const asked = [sync.sync(), sync.sync()];
+    await sync.close();
+    expect(fsyncs.every((fsync) => Number.isFinite(fsync.finished))).toBe(true);
+    await Promise.all(asked);
+    await expect(sync.sync()).rejects.toThrow(/after the store was closed/);
+  });
 });

@@ -19,12 +19,14 @@ export class WalSync implements LogSync {
   #handle: Promise<FileHandle> | undefined;
   #running: Promise<void> | undefined;
   #queued: Promise<void> | undefined;
+  #closed = false;
 
   constructor(walPath: string) {
     this.#path = walPath;
   }
 
   sync(): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error(`fsync of ${this.#path} after the store was closed`));
     if (!this.#running) return this.#start();
     // The running fsync may have begun before the caller's write: it needs the next one.
     this.#queued ??= this.#running
@@ -36,9 +38,10 @@ export class WalSync implements LogSync {
     return this.#queued;
   }
 
-  /** Waits for a running fsync, then closes the log's descriptor. */
+  /** Waits for the fsyncs asked for, then closes the log's descriptor; later calls are refused. */
   async close(): Promise<void> {
-    await this.#running?.catch(() => undefined);
+    this.#closed = true;
+    await (this.#queued ?? this.#running)?.catch(() => undefined);
     const handle = await this.#handle?.catch(() => undefined);
     this.#handle = undefined;
     await handle?.close();

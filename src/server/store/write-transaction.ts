@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PostgresAdapter } from 'kysely';
-import { type Db, walSyncOf } from './database.js';
+import { type Db, durableWriterOf } from './database.js';
 import { GroupCommitter } from './group-commit.js';
 
 /** Enough for a burst of requests on one row; each retry waits a little longer (with jitter). */
@@ -23,10 +23,15 @@ const groupCommitters = new WeakMap<Db, GroupCommitter>();
 function groupCommitterOf(db: Db): GroupCommitter {
   let committer = groupCommitters.get(db);
   if (!committer) {
-    committer = new GroupCommitter(db, walSyncOf(db));
+    committer = new GroupCommitter(db, durableWriterOf(db));
     groupCommitters.set(db, committer);
   }
   return committer;
+}
+
+/** Why writes on `db` are refused for good, if they are (see `GroupCommitter.broken`). */
+export function writesBrokenOn(db: Db): Error | undefined {
+  return groupCommitters.get(db)?.broken;
 }
 
 /**
