@@ -1,5 +1,5 @@
 // Load benchmark of the management API, read as ratios against a bare Fastify hello-world run in
-// the same process tree. Each scenario runs on SQLite (WAL, synchronous=FULL) and on PostgreSQL
+// the same process tree. Each scenario runs on SQLite (WAL, fsynced before each answer) and on PostgreSQL
 // (fsync and synchronous_commit on), so every acknowledged write is durable in both. Loopback only;
 // every run is bounded.
 //   npm run bench   (BENCH_SECONDS=10 BENCH_CONNECTIONS=20 BENCH_STORES=sqlite,postgres by default;

@@ -22,16 +22,17 @@ interface Pending {
 }
 
 /**
- * Group commit for SQLite, whose `synchronous=FULL` commit waits for the disk (an fsync of the
- * WAL, milliseconds) and whose one writer runs write transactions one at a time. Write requests
- * that arrive while a commit is under way queue up and then run, one after another, in one
+ * Group commit for SQLite, whose durable commit waits for the disk (an fsync of the WAL,
+ * milliseconds) and whose one writer runs write transactions one at a time. Write requests that
+ * arrive while a commit is under way queue up and then run, one after another, in one
  * transaction, each inside its own SAVEPOINT: a request that fails rolls back only its own writes.
- * One COMMIT makes them all durable, and only then is any of them answered, so "acknowledged
- * means on disk" holds while a burst of N writes costs one fsync instead of N.
+ * One COMMIT and one fsync make them all durable, and only then is any of them answered, so
+ * "acknowledged means on disk" holds while a burst of N writes costs one fsync instead of N.
+ * Readers may see a batch during its fsync, before it is answered; nothing is answered before.
  *
  * Requests of a batch see the writes of those before them, exactly as if they had committed one
- * after another; if the COMMIT itself fails, every request of the batch gets that error (none of
- * them was acknowledged).
+ * after another; if the COMMIT or the fsync fails, every request of the batch gets that error
+ * (none of them was acknowledged).
  */
 export class GroupCommitter {
   readonly #db: Db;

@@ -14,8 +14,8 @@ export class SqliteConnection implements KyselySqliteDatabase {
 
   constructor(path: string, options: { queryOnly: boolean }) {
     this.file = new SqliteDatabase(path);
-    // WAL lets the read connection read while the writer writes; synchronous=FULL makes an
-    // acknowledged write survive a crash or power loss.
+    // WAL lets the read connection read while the writer writes; synchronous=FULL makes a commit
+    // survive a crash or power loss (group commit does the fsync itself, off the event loop).
     this.file.pragma('journal_mode = WAL');
     this.file.pragma('synchronous = FULL');
     this.file.pragma('foreign_keys = ON');
