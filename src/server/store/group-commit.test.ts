@@ -19,9 +19,10 @@ describe('GroupCommitter on a real SQLite file', () => {
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'edgeward-group-commit-'));
     commits = 0;
+    connection = new SqliteConnection(join(dir, 'db.sqlite'), { queryOnly: false });
     db = new Kysely<Scratch>({
       dialect: new SqliteDialect({
-        database: (connection = new SqliteConnection(join(dir, 'db.sqlite'), { queryOnly: false })),
+        database: connection,
       }),
       log: (event) => {
         if (event.level === 'query' && /^commit$/i.test(event.query.sql)) commits++;
