@@ -2,7 +2,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -62,7 +62,26 @@ async function tcpEdge(labels: Record<string, string>): Promise<number> {
   const backend = await api('POST', '/backends/tunnel_group', { labels });
   const addr = await api('POST', '/reserved_addrs', {});
   await api('POST', '/edges/tcp', { hostports: [addr.addr], backend: { backend_id: backend.id } });
-  return Number(String(addr.addr).split(':').pop());
+  const port = Number(String(addr.addr).split(':').pop());
+  // The edge process hears of the new edge from the server's feed and then binds its port: agents
+  // can be connected before it has (seen in CI), so wait for the port rather than race it.
+  await until(
+    'the edge listening on its port',
+    () => accepts(port),
+    (accepted) => accepted,
+  );
+  return port;
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }
 
 function startAgent(
