@@ -11,11 +11,16 @@ let lastRandom = 0n;
 const pool = Buffer.alloc(RANDOM_BYTES * 256);
 let poolOffset = pool.length;
 
-function randomPart(): bigint {
-  if (poolOffset + RANDOM_BYTES > pool.length) {
+/** Makes sure the pool holds `count` unread bytes from `poolOffset` on. */
+function reservePool(count: number): void {
+  if (poolOffset + count > pool.length) {
     randomFillSync(pool);
     poolOffset = 0;
   }
+}
+
+function randomPart(): bigint {
+  reservePool(RANDOM_BYTES);
   const hex = pool.toString('hex', poolOffset, poolOffset + RANDOM_BYTES);
   poolOffset += RANDOM_BYTES;
   return BigInt(`0x${hex}`);
@@ -73,10 +78,7 @@ export function randomId(prefix: string): string {
   let out = `${prefix}_`;
   let remaining = ID_SUFFIX_LENGTH;
   while (remaining > 0) {
-    if (poolOffset >= pool.length) {
-      randomFillSync(pool);
-      poolOffset = 0;
-    }
+    reservePool(1);
     const byte = pool[poolOffset++] as number;
     if (byte < 248) {
       out += ALPHABET[byte % 62];

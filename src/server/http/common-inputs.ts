@@ -27,24 +27,25 @@ const MAX_LIMIT = 100;
  * string, as `listQueryOf` in collection-reads.ts declares them).
  */
 export function quickListQueryWith(filterParams: readonly string[]): QuickParse {
-  const known = new Set(['limit', 'before_id', ...filterParams]);
+  // Every member but `limit` is an optional non-empty string.
+  const optionalStrings = ['before_id', ...filterParams];
+  const known = new Set(['limit', ...optionalStrings]);
   return (value) => {
     if (value === null || typeof value !== 'object') return undefined;
     for (const key in value) if (!known.has(key)) return undefined;
-    const { limit, before_id: beforeId } = value as { limit?: unknown; before_id?: unknown };
+    const given = value as Record<string, unknown>;
     const parsed: Record<string, unknown> = { limit: DEFAULT_LIMIT };
+    const limit = given.limit;
     if (limit !== undefined) {
       if (typeof limit !== 'string' || !LIMIT.test(limit)) return undefined;
       parsed.limit = Number(limit);
       if ((parsed.limit as number) > MAX_LIMIT) return undefined;
     }
-    for (const [param, given] of [
-      ['before_id', beforeId],
-      ...filterParams.map((name) => [name, (value as Record<string, unknown>)[name]]),
-    ]) {
-      if (given === undefined) continue;
-      if (typeof given !== 'string' || given.length === 0) return undefined;
-      parsed[param as string] = given;
+    for (const name of optionalStrings) {
+      const member = given[name];
+      if (member === undefined) continue;
+      if (typeof member !== 'string' || member.length === 0) return undefined;
+      parsed[name] = member;
     }
     return parsed as ListQuery;
   };
