@@ -83,6 +83,41 @@ describe('request bodies', () => {
     expect(response.body).toMatchObject({ error_code: 'ERR_EDGEWARD_102' });
   });
 
+  it('says where malformed JSON breaks, in the parser’s words', async () => {
+    const cut = await t.api('POST', '/ip_policies', undefined, { rawBody: '{"description": "secret' });
+    expect(cut.status).toBe(400);
+    expect(cut.body.msg).toMatch(/^body: not valid JSON \(Unterminated string in JSON at position 23\b/);
+    // V8 quotes the text for some errors; the answer (and so the logs) must not carry it.
+    const typo = await t.api('POST', '/ip_policies', undefined, {
+      rawBody: '{"description": "secret", "x": tru}',
+    });
+    expect(typo.body.msg).toBe("body: not valid JSON (Unexpected token '}')");
+  });
+
+  it('refuses a member named __proto__ anywhere, spelled out or escaped, and says so', async () => {
+    for (const rawBody of [
+      '{"description": "x", "__proto__": {"admin": true}}',
+      '{"description": "x", "metadata": "m", "\\u005f_proto__": {}}',
+      '{"description": "x", "constructor": {"prototype": {"admin": true}}}',
+    ]) {
+      const response = await t.api('POST', '/ip_policies', undefined, { rawBody });
+      expect(response.status, rawBody).toBe(400);
+      expectErrorShape(response);
+      expect(response.body).toMatchObject({ error_code: 'ERR_EDGEWARD_100' });
+      expect(response.body.msg).toMatch(/^body: a member named "__proto__"/);
+    }
+    const list = await t.api('GET', '/ip_policies');
+    expect(list.body.ip_policies).toEqual([]);
+  });
+
+  it('accepts text that only mentions proto, escapes and a byte order mark', async () => {
+    const response = await t.api('POST', '/ip_policies', undefined, {
+      rawBody: '\ufeff{"description": "prototype \\u00e9", "metadata": "__proto__"}',
+    });
+    expect(response.status, response.text).toBe(201);
+    expect(response.body).toMatchObject({ description: 'prototype é', metadata: '__proto__' });
+  });
+
   it('400s unknown fields and wrong types, naming the field', async () => {
     const unknown = await t.api('POST', '/ip_policies', { description: 'x', colour: 'red' });
     expect(unknown.status).toBe(400);
