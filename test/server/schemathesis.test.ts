@@ -114,6 +114,35 @@ async function runSchemathesis(): Promise<RunReport> {
   return result;
 }
 
+/**
+ * What a failed run's message needs: every exception line, cut short, then the output's tail. A
+ * CI run once failed on one error inside the fuzzer whose message was a 60 kB list of source lines,
+ * so the tail alone held neither the exception's type nor the one raised while handling it.
+ */
+function failureDigest(output: string): string {
+  const exceptions = output
+    .split('\n')
+    .filter((line) => /^\s*[\w.]*(Error|Exception|Exit|Interrupt)\b[^\n]*:/.test(line))
+    .map((line) => (line.length > 400 ? `${line.slice(0, 400)}… (${line.length} chars)` : line));
+  return `exceptions in the output:\n${exceptions.join('\n')}\n\nthe output's end:\n${output.slice(-8_000)}`;
+}
+
+/**
+ * Whether the only trouble was an error inside schemathesis itself: no failure found, and every
+ * error its summary lists a "Runtime Error" (a server that broke a connection or timed out is
+ * listed under other names, and any failure fails the test without a second run).
+ */
+function crashedInsideItself(output: string): boolean {
+  const summary = output.slice(output.lastIndexOf('SUMMARY'));
+  if (/^Failures:/m.test(summary)) return false;
+  const errors = /^Errors:\n((?:[ \t]+\S.*\n)+)/m.exec(summary)?.[1];
+  if (!errors) return false;
+  return errors
+    .trim()
+    .split('\n')
+    .every((line) => /Runtime Error: \d+$/.test(line.trim()));
+}
+
 /** The summary with its `=== … in Ns ===` rule turned into a plain line. */
 function withoutClosingRule(summary: string): string {
   return summary.replace(/^=+ (.* in [\d.]+s) =+$/m, 'schemathesis finished: $1');
@@ -122,15 +151,23 @@ function withoutClosingRule(summary: string): string {
 describe.skipIf(!version)(
   `schemathesis (${version ?? 'not installed: pip install -r test/fuzz/requirements.txt'})`,
   () => {
-    it('finds no failure and no 5xx in any phase, stateful included', { timeout: 540_000 }, async () => {
-      const { output, exitCode } = await runSchemathesis();
+    it('finds no failure and no 5xx in any phase, stateful included', { timeout: 1_080_000 }, async () => {
+      let { output, exitCode } = await runSchemathesis();
+      if (crashedInsideItself(output)) {
+        // Seen once in CI with two workers: an exception inside the fuzzer's own case generation
+        // (hypothesis' lambda description, raised while handling a cache miss), no request
+        // involved. It says nothing about the server, so the run is made again, once, and said.
+        console.log(`schemathesis crashed inside itself; running it again.\n${failureDigest(output)}`);
+        ({ output, exitCode } = await runSchemathesis());
+      }
       const summary = output.slice(output.lastIndexOf('SUMMARY'));
       // Printed so a CI log carries the figures: cases generated, phases, run time. Its closing
       // rule ("=== 3 warnings in 301.45s ===") is left out: it reads as pytest's own closing line,
       // and a CI log reader took it for the whole run's (no test passed).
       console.log(withoutClosingRule(summary));
-      expect(summary, output.slice(-20_000)).toMatch(/No issues found|passed/);
-      expect(exitCode, output.slice(-20_000)).toBe(0);
+      const explanation = failureDigest(output);
+      expect(summary, explanation).toMatch(/No issues found|passed/);
+      expect(exitCode, explanation).toBe(0);
       // Every operation was exercised, and the stateful phase ran (it follows the document's links).
       const [, selected, total] = /Selected: (\d+)\/(\d+)/.exec(summary) ?? [];
       expect(selected).toBe(total);
