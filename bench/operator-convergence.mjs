@@ -442,6 +442,7 @@ async function main() {
         });
         printTable(results.at(-1));
       } finally {
+        await Promise.all(readyWatches.map((watch) => watch.stop()));
         if (operator) await stopChild(operator.child);
         if (server) await stopChild(server.child);
       }

@@ -161,25 +161,45 @@ export function watchReady(kubectlPath, kubeconfigPath, namespace, plural) {
     children.add(child);
     let partial = '';
     let stderr = '';
+    child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk) => {
-      const lines = (partial + chunk.toString('utf8')).split('\n');
+      const lines = (partial + chunk).split('\n');
       partial = lines.pop();
-      for (const line of lines) if (line) onEvent(JSON.parse(line));
+      for (const line of lines) {
+        if (!line) continue;
+        try {
+          onEvent(JSON.parse(line));
+        } catch (error) {
+          failure ??= new Error(`watch of ${plural}: cannot read ${line.slice(0, 200)}`, { cause: error });
+        }
+      }
     });
     child.stderr.on('data', (chunk) => {
       stderr = (stderr + chunk.toString('utf8')).slice(-4000);
     });
-    child.once('exit', (code) => {
+    // 'close', not 'exit': by then every event kubectl wrote has been read.
+    child.once('close', (code) => {
       children.delete(child);
-      if (stopped) return;
-      // The API server ends every watch after a while; go on from the last version seen.
-      if (code === 0) start();
-      else failure = new Error(`kubectl get --raw ${path} exited with ${code}: ${stderr}`);
+      if (stopped || failure) return;
+      if (code === 0) {
+        // The API server ends every watch after a while; go on from the last version seen.
+        start();
+      } else if (/\b410\b|Expired|too old resource version/.test(stderr)) {
+        resetAndStart();
+      } else {
+        failure = new Error(`kubectl get --raw ${path} exited with ${code}: ${stderr}`);
+      }
     });
+  };
+  // The version seen is too old to resume from: start over, the server lists every object again.
+  const resetAndStart = () => {
+    resourceVersion = undefined;
+    ready.clear();
+    start();
   };
   const onEvent = ({ type, object }) => {
     if (type === 'ERROR') {
-      // 410 Gone: the version seen is too old to resume from; start over with a fresh list.
+      // 410 Gone: the server ends this watch next; its 'close' then resumes from no version.
       if (object.code === 410) {
         resourceVersion = undefined;
         ready.clear();

@@ -73,9 +73,22 @@ EXPECTED_REFUSALS = [
     ("ERR_EDGEWARD_103", re.compile("")),
     # A relation between two fields: valid_until must come after valid_after.
     ("ERR_EDGEWARD_100", re.compile(re.escape("valid_until: must be after valid_after"))),
-    # A traffic policy compiled as the edge will run it: its expressions' syntax and the actions a
-    # stage supports, with their configurations (a TCP or TLS edge's rules can only deny).
-    ("ERR_EDGEWARD_100", re.compile(r"(policy\.)?(inbound|outbound)\[\d+\]\.(expressions|actions)\[\d+\]")),
+    # A traffic policy compiled as the edge will run it, in the compiler's own words: an expression
+    # that is not CEL or not a bool, an action type the stage lacks (a TCP or TLS edge's rules can
+    # only deny), an action's free-form config, outbound rules on a TCP or TLS edge. Refusals of
+    # those fields by the request schema itself are not let through.
+    (
+        "ERR_EDGEWARD_100",
+        re.compile(
+            r"(policy\.)?(inbound|outbound)\[\d+\]\."
+            r"(expressions\[\d+\]: (invalid CEL: |must evaluate to a bool)"
+            r"|actions\[\d+\]\.(type: .*; supported: |config[.\[:]))"
+        ),
+    ),
+    (
+        "ERR_EDGEWARD_100",
+        re.compile(re.escape("policy.outbound: must be empty or null: a TCP or TLS edge has no HTTP response")),
+    ),
     # A member named __proto__ (or constructor.prototype) in a free-form object: refused, as the
     # README says, because code copying the object by assignment would set its prototype.
     ("ERR_EDGEWARD_100", re.compile(re.escape('body: a member named "__proto__"'))),
@@ -92,6 +105,8 @@ def positive_data_acceptance_of_references(ctx, response, case):
             try:
                 body = json.loads(response.content)
             except ValueError:
+                body = {}
+            if not isinstance(body, dict):
                 body = {}
             for code, message in EXPECTED_REFUSALS:
                 if body.get("error_code") == code and message.match(str(body.get("msg", ""))):

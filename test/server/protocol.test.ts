@@ -92,12 +92,23 @@ describe('request bodies', () => {
       rawBody: '{"description": "secret", "x": tru}',
     });
     expect(typo.body.msg).toBe("body: not valid JSON (Unexpected token '}')");
+    // Longer texts are quoted cut at one end or both ("..."); none of it comes back either.
+    for (const rawBody of [
+      `{"description": "x", "secret": ${'s'.repeat(40)}}`,
+      `${'s'.repeat(40)}secret`,
+      `{"a": 1, "secretsecretsecret": ${'y'.repeat(30)}}`,
+    ]) {
+      const long = await t.api('POST', '/ip_policies', undefined, { rawBody });
+      expect(long.status, rawBody).toBe(400);
+      expect(long.body.msg, rawBody).toMatch(/^body: not valid JSON \(Unexpected token '.'\)$/);
+    }
   });
 
   it('refuses a member named __proto__ anywhere, spelled out or escaped, and says so', async () => {
     for (const rawBody of [
       '{"description": "x", "__proto__": {"admin": true}}',
       '{"description": "x", "metadata": "m", "\\u005f_proto__": {}}',
+      '{"description": "x", "\\u005f\\u005f\\u0070\\u0072\\u006f\\u0074\\u006f\\u005f\\u005f": {}}',
       '{"description": "x", "constructor": {"prototype": {"admin": true}}}',
     ]) {
       const response = await t.api('POST', '/ip_policies', undefined, { rawBody });

@@ -128,13 +128,14 @@ function failureDigest(output: string): string {
 }
 
 /**
- * Whether the only trouble was an error inside schemathesis itself: no failure found, and every
- * error its summary lists a "Runtime Error" (a server that broke a connection or timed out is
- * listed under other names, and any failure fails the test without a second run).
+ * Whether the only trouble was an error inside schemathesis itself: no failure found, every error
+ * its summary lists a "Runtime Error" (a server that broke a connection or timed out is listed
+ * under other names), and none with a request to reproduce: an error raised while a response was
+ * checked carries one, an error in generating the cases does not.
  */
 function crashedInsideItself(output: string): boolean {
   const summary = output.slice(output.lastIndexOf('SUMMARY'));
-  if (/^Failures:/m.test(summary)) return false;
+  if (/^Failures:/m.test(summary) || /Reproduce with:/.test(output)) return false;
   const errors = /^Errors:\n((?:[ \t]+\S.*\n)+)/m.exec(summary)?.[1];
   if (!errors) return false;
   return errors

@@ -4,26 +4,29 @@ import secureJson from 'secure-json-parse';
 import { ApiError } from '../errors/api-error.js';
 
 /**
- * JSON bodies, parsed with Fastify's own parser (secure-json-parse), with its two refusals told
- * apart. Fastify answers both with "Body is not valid JSON"; a client whose valid JSON holds a key
- * named `__proto__` (or `constructor` holding `prototype`) could not find what to change. Those keys
- * are refused rather than dropped: code that copies a parsed object with assignment would set its
- * prototype, and dropping a key would lose what the client sent without saying so.
+ * V8's reason without the copy of the text it may quote, whole or cut at either end
+ * (`Unexpected token '}', ..."key": tru}" is not valid JSON`): the text may hold a secret, and
+ * error messages reach logs.
+ */
+function whereJsonBreaks(error: unknown): string {
+  return String((error as Error).message).replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '');
+}
+
+/** Either key is spelled out in the text or written with \u escapes; only then is a scan needed. */
+const MAY_HOLD_A_PROTOTYPE_KEY = /proto|\\u/;
+
+/**
+ * JSON bodies, parsed with JSON.parse and checked with the scan of Fastify's own parser
+ * (secure-json-parse), its two refusals told apart. Fastify answers both with "Body is not valid
+ * JSON"; a client whose valid JSON holds a key named `__proto__` (or `constructor` holding
+ * `prototype`) could not find what to change. Those keys are refused rather than dropped: code
+ * that copies a parsed object with assignment would set its prototype, and dropping a key would
+ * lose what the client sent without saying so.
  *
  * One habit of existing clients is accepted: an empty body sent with `Content-Type:
  * application/json` (many clients send that header on every request, DELETE and agent commands
  * included) is "no body", not malformed JSON.
  */
-/**
- * V8's reason without the copy of the text it may quote (`Unexpected token '}', "{"key": tru}" is
- * not valid JSON`): the text may hold a secret, and error messages reach logs.
- */
-function whereJsonBreaks(error: unknown): string {
-  return String((error as Error).message).replace(/, (?:\.\.\.)?".*" is not valid JSON$/s, '');
-}
-
-const MAY_HOLD_A_PROTOTYPE_KEY = /proto|\\u/;
-
 export const jsonBodyPlugin = fp(async (app: FastifyInstance) => {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
@@ -44,7 +47,6 @@ export const jsonBodyPlugin = fp(async (app: FastifyInstance) => {
       );
       return;
     }
-    // Either key is spelled out in the text or written with \u escapes; only then is a walk needed.
     if (typeof parsed === 'object' && parsed !== null && MAY_HOLD_A_PROTOTYPE_KEY.test(text)) {
       try {
         secureJson.scan(parsed, { protoAction: 'error', constructorAction: 'error' });
