@@ -34,6 +34,12 @@ import { promisify } from 'node:util';
 import { controlPlaneDown } from '../src/dev-cluster/control-plane.ts';
 import { freePort } from '../src/dev-cluster/free-port.ts';
 import {
+  FINALIZER_POLICY_NAME,
+  finalizerPolicy,
+  finalizerPolicyBinding,
+} from '../src/operator/admission/finalizer-policy.ts';
+import { OPERATOR_KINDS } from '../src/operator/kinds.ts';
+import {
   children,
   clusterWithCrds,
   GROUP_VERSION,
@@ -63,6 +69,9 @@ const APPLY_FIRST = process.env.BENCH_APPLY_FIRST === '1';
 const OPERATOR_NODE_ARGS = (process.env.BENCH_OPERATOR_NODE_ARGS ?? '')
   .split(/\s+/)
   .filter((arg) => arg !== '');
+// BENCH_FINALIZER_POLICY=1: the finalizer admission policy (config/admission, the chart's default
+// on Kubernetes 1.36+), bound to the bench's namespace, puts the finalizer on at create.
+const FINALIZER_POLICY = process.env.BENCH_FINALIZER_POLICY === '1';
 const EDGE_BACKEND = process.env.BENCH_EDGE_BACKEND ?? 'labels';
 if (!['labels', 'id'].includes(EDGE_BACKEND)) throw new Error('BENCH_EDGE_BACKEND: labels or id');
 const OPERATOR_ARGS = (process.env.BENCH_OPERATOR_ARGS ?? '').split(/\s+/).filter((arg) => arg !== '');
@@ -262,6 +271,27 @@ function manifests(namespace, n, certificate, sharedBackendId) {
   return { counts, yaml: items.map((item) => `---\n${JSON.stringify(item)}\n`).join('') };
 }
 
+/** The finalizer admission policy for `namespace` alone, in effect before this returns. */
+async function bindFinalizerPolicy(kubectl, namespace) {
+  const name = `${FINALIZER_POLICY_NAME}-${namespace}`;
+  const items = [finalizerPolicy(OPERATOR_KINDS, name), finalizerPolicyBinding(name, [namespace])];
+  await kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+  const probe = JSON.stringify({
+    apiVersion: GROUP_VERSION,
+    kind: 'IPPolicy',
+    metadata: { name: 'probe', namespace },
+    spec: { description: 'dry run' },
+  });
+  for (let attempt = 0; ; attempt++) {
+    const admitted = JSON.parse(
+      await kubectl(['create', '--dry-run=server', '-o', 'json', '-f', '-'], probe),
+    );
+    if (admitted.metadata.finalizers?.length) return;
+    if (attempt === 100) throw new Error('the finalizer policy never took effect');
+    await sleep(100);
+  }
+}
+
 /** One tunnel-group backend made through the API, for every edge to name by id. */
 async function createBackend(apiUrl, adminKey) {
   const response = await fetch(`${apiUrl}/backends/tunnel_group`, {
@@ -298,6 +328,7 @@ async function main() {
         const { apiUrl } = server;
         const namespace = `bench-${n}-${randomBytes(3).toString('hex')}`;
         await kubectl(['create', 'namespace', namespace]);
+        if (FINALIZER_POLICY) await bindFinalizerPolicy(kubectl, namespace);
         const [metricsPort, probePort] = [await freePort(), await freePort()];
         const applyMix = async () => {
           const sharedBackendId = EDGE_BACKEND === 'id' ? await createBackend(apiUrl, adminKey) : undefined;
@@ -460,6 +491,7 @@ function printTable(r) {
     ['CRs (N)', r.n],
     ['mix', r.mix.join(', ')],
     ['edge backends', EDGE_BACKEND === 'id' ? 'one backend named by id' : "each edge's own (labels)"],
+    ['finalizer admission policy', FINALIZER_POLICY ? 'bound (finalizer put on at create)' : 'none'],
     ['unrelated Secrets', UNRELATED_SECRETS],
     ['operator run from', OPERATOR_FROM === 'dist' ? 'dist/cli.js (as the image)' : 'src through tsx'],
     ['kubectl apply (s)', r.applySeconds.toFixed(1)],

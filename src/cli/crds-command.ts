@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { admissionFiles } from '../operator/admission/finalizer-policy.js';
 import { argocdFiles } from '../operator/argocd/health-customizations.js';
 import { buildAllCrds, renderAllCrdsYaml } from '../operator/crds/generate.js';
 import { writeCrdFolder } from '../operator/crds/write.js';
@@ -14,7 +15,8 @@ Prints every edgeward CustomResourceDefinition as one multi-document YAML stream
 one <plural>.edgeward.dev.yaml per CRD and a Kustomization file listing them.
 With --write-rbac (in a checkout of the repository), rewrites the other files generated from the
 same kinds: the operator's RBAC rules (config/rbac/role.yaml, charts/edgeward/templates/
-_operator-rules.tpl) and the Argo CD health checks (config/argocd/argocd-cm-patch.yaml).
+_operator-rules.tpl), the Argo CD health checks (config/argocd/argocd-cm-patch.yaml) and the
+finalizer admission policy (config/admission, the chart's files/admission).
 `;
 
 export async function crdsCommand(argv: string[]): Promise<number> {
@@ -40,8 +42,9 @@ export async function crdsCommand(argv: string[]): Promise<number> {
     for (const [path, text] of rbacFiles(OPERATOR_KINDS, OPERATOR_CONTROLLERS))
       await writeFile(resolve(path), text);
     for (const [path, text] of argocdFiles(KIND_DEFINITIONS)) await writeFile(resolve(path), text);
+    for (const [path, text] of admissionFiles(OPERATOR_KINDS)) await writeFile(resolve(path), text);
     process.stderr.write(
-      'crds: wrote the operator RBAC rules (config/rbac, the chart) and the Argo CD health checks\n',
+      'crds: wrote the operator RBAC rules (config/rbac, the chart), the Argo CD health checks and the finalizer admission policy\n',
     );
     if (!values.write) return 0;
   }

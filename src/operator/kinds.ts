@@ -62,6 +62,12 @@ export interface OperatorKind {
   ownsSecrets?: boolean;
   /** Other resources its controller reads (RBAC rules of their own, with why). */
   reads?: readonly PolicyRule[];
+  /**
+   * Its controller never puts the edgeward finalizer on (a deleted Tunnel's agent just stops), so
+   * the admission policy that adds it at create (`admission/finalizer-policy.ts`) leaves it alone:
+   * nothing would ever take it off.
+   */
+  withoutFinalizer?: true;
 }
 
 /**
@@ -79,6 +85,7 @@ export const OPERATOR_KINDS: readonly OperatorKind[] = [
   {
     definition: tunnelKind,
     register: registerTunnel,
+    withoutFinalizer: true,
     reads: [
       {
         why: "Services (list/watch: an informer): a Tunnel's forward.service names one; its ports, and its clusterIP when it has no EndpointSlice. Read only.",

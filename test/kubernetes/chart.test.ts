@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { freePort } from '../../src/dev-cluster/free-port.js';
+import { finalizerPolicy } from '../../src/operator/admission/finalizer-policy.js';
+import { OPERATOR_KINDS } from '../../src/operator/kinds.js';
 import { selfSignedCertificate } from '../../src/server/crypto/x509.js';
 import { type CliProcess, spawnCli } from '../support/cli-process.js';
 import { tool } from '../support/kubectl.js';
@@ -294,7 +296,7 @@ async function releaseObjects(namespace: string, name: string): Promise<string[]
 async function clusterObjects(name: string): Promise<string[]> {
   const { stdout } = await kubectl([
     'get',
-    'clusterroles,clusterrolebindings',
+    'clusterroles,clusterrolebindings,mutatingadmissionpolicies,mutatingadmissionpolicybindings',
     '-l',
     `app.kubernetes.io/instance=${name}`,
     '-o',
@@ -634,6 +636,35 @@ describe('Helm chart and kustomize config', () => {
     ]);
   });
 
+  it('renders the finalizer policy only where the API server has it, bound to the watched namespaces', async () => {
+    const capability = ['--api-versions', 'admissionregistration.k8s.io/v1/MutatingAdmissionPolicy'];
+    const bound = documents(await template(releaseNs, [`operator.watchNamespaces[0]=${workNs}`], capability));
+    const [policy] = find(bound, 'MutatingAdmissionPolicy', `${release}-edgeward-finalizer`);
+    expect(policy?.spec).toEqual((finalizerPolicy(OPERATOR_KINDS) as KubeObject).spec);
+    const [binding] = find(bound, 'MutatingAdmissionPolicyBinding', `${release}-edgeward-finalizer`);
+    expect(binding?.spec).toEqual({
+      policyName: `${release}-edgeward-finalizer`,
+      matchResources: {
+        namespaceSelector: {
+          matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [workNs] }],
+        },
+      },
+    });
+    // Everywhere when every namespace is watched; none on an older API server, or when turned off.
+    const everywhere = find(
+      documents(await template(releaseNs, [], capability)),
+      'MutatingAdmissionPolicyBinding',
+    );
+    expect(everywhere[0]?.spec).toEqual({ policyName: `${release}-edgeward-finalizer` });
+    for (const rendered of [
+      await template(releaseNs),
+      await template(releaseNs, ['operator.finalizerPolicy=false'], capability),
+    ]) {
+      expect(find(documents(rendered), 'MutatingAdmissionPolicy')).toEqual([]);
+      expect(find(documents(rendered), 'MutatingAdmissionPolicyBinding')).toEqual([]);
+    }
+  });
+
   it('renders one Role per watched namespace and no ClusterRole with operator.watchNamespaces', async () => {
     const rendered = await template(releaseNs, [
       `operator.watchNamespaces[0]=${workNs}`,
@@ -864,6 +895,10 @@ describe('Helm chart and kustomize config', () => {
       '--no-hooks',
       '--set',
       'crds.install=false',
+      // Bound everywhere, the finalizer policy would reach other test files' objects in this
+      // shared cluster; the install that watches one namespace below has it.
+      '--set',
+      'operator.finalizerPolicy=false',
     ]);
     installed.set(release, releaseNs);
     const prefix = `${release}-edgeward`;
@@ -969,6 +1004,8 @@ describe('Helm chart and kustomize config', () => {
       'operator.apiUrl=http://edgeward.invalid',
       '--set',
       'operator.apiKey.value=ewk_not-used-the-operator-never-runs-here',
+      '--set',
+      'operator.finalizerPolicy=false',
     ];
     const crdNames = [`tlsedges.${group}`, `ippolicies.${group}`];
     const readCrd = (name: string) =>
@@ -1083,7 +1120,11 @@ describe('Helm chart and kustomize config', () => {
     installed.set(operatorRelease, operatorNs);
     const prefix = `${operatorRelease}-edgeward`;
     const serviceAccount = `${prefix}-operator`;
-    expect(await clusterObjects(operatorRelease)).toEqual([]);
+    // Cluster-scoped, yet only for the watched namespace: the finalizer policy and its binding.
+    expect(await clusterObjects(operatorRelease)).toEqual([
+      `mutatingadmissionpolicy.admissionregistration.k8s.io/${prefix}-finalizer`,
+      `mutatingadmissionpolicybinding.admissionregistration.k8s.io/${prefix}-finalizer`,
+    ]);
 
     // The pod's view: its ServiceAccount token, the API key from the chart's Secret, the chart's args.
     const saKubeconfig = await serviceAccountKubeconfig(serviceAccount, operatorNs);
