@@ -185,24 +185,23 @@ export function watchReady(kubectlPath, kubeconfigPath, namespace, plural) {
         // The API server ends every watch after a while; go on from the last version seen.
         start();
       } else if (/\b410\b|Expired|too old resource version/.test(stderr)) {
-        resetAndStart();
+        forgetVersion();
+        start();
       } else {
         failure = new Error(`kubectl get --raw ${path} exited with ${code}: ${stderr}`);
       }
     });
   };
-  // The version seen is too old to resume from: start over, the server lists every object again.
-  const resetAndStart = () => {
+  // The version seen is too old to resume from: the next start lists every object again.
+  const forgetVersion = () => {
     resourceVersion = undefined;
     ready.clear();
-    start();
   };
   const onEvent = ({ type, object }) => {
     if (type === 'ERROR') {
       // 410 Gone: the server ends this watch next; its 'close' then resumes from no version.
       if (object.code === 410) {
-        resourceVersion = undefined;
-        ready.clear();
+        forgetVersion();
         return;
       }
       failure = new Error(`watch of ${plural}: ${object.message}`);

@@ -24,16 +24,13 @@ export function sendError(
   return reply.code(status).type('application/json').send(body);
 }
 
-/** Maps Fastify's own errors (body parsing, media type, size) onto the catalogue. */
+/** Maps Fastify's own errors (media type, size) onto the catalogue; JSON bodies are json-body.ts's. */
 function fromFastify(error: FastifyError): { code: ErrorCode; msg: string } | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { code: 'ERR_EDGEWARD_105', msg: 'Content-Type: request bodies must be application/json' };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { code: 'ERR_EDGEWARD_600', msg: 'body: request body is too large' };
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-      return { code: 'ERR_EDGEWARD_102', msg: `body: not valid JSON (${error.message})` };
     default:
       break;
   }
