@@ -58,6 +58,7 @@ import { createTestDatabase } from '../test/support/postgres-database.ts';
 import { KillProxy } from './tools/kill-proxy.mjs';
 import { apiClient, env } from './tools/kit.mjs';
 import {
+  bindFinalizerPolicy,
   children,
   clusterWithCrds,
   exited,
@@ -73,6 +74,9 @@ import {
 
 const PARTS = env('BENCH_PARTS', 'operator,failover,server').split(',');
 const POINTS = env('BENCH_POINTS', 'create,token-secret,replace').split(',');
+// BENCH_FINALIZER_POLICY=1: the finalizer admission policy (the chart's default on Kubernetes 1.36+)
+// bound to the trials' namespaces, so the finalizer is on from the create, as users run it.
+const FINALIZER_POLICY = process.env.BENCH_FINALIZER_POLICY === '1';
 const TRIALS = Number(process.argv[2] ?? env('BENCH_TRIALS', '10'));
 const FAILOVER_TRIALS = Number(env('BENCH_FAILOVER_TRIALS', '5'));
 const SERVER_KILLS = Number(env('BENCH_SERVER_KILLS', '5'));
@@ -389,6 +393,7 @@ async function operatorPart(work, base) {
   );
   const namespaces = POINTS.map((point) => `crash-${point}`);
   for (const namespace of namespaces) await kubectl(['create', 'namespace', namespace]);
+  if (FINALIZER_POLICY) await bindFinalizerPolicy(kubectl, namespaces);
   const operator = new OperatorUnderTest({ apiProxy, kubeProxy, kubeconfigPath, adminKey, namespaces });
   const ctx = { ...base, api: apiClient(apiUrl, adminKey), apiProxy, kubeProxy, operator };
   const rows = [];
@@ -630,7 +635,7 @@ async function main() {
       const base = { cluster, kubectl, pkiDir, apiUrl: server.apiUrl, adminKey };
       if (PARTS.includes('operator'))
         printTable(
-          `operator kill -9 at chosen points (N=${TRIALS} per point)`,
+          `operator kill -9 at chosen points (N=${TRIALS} per point${FINALIZER_POLICY ? ', finalizer admission policy bound' : ''})`,
           await operatorPart(work, base),
         );
       if (PARTS.includes('failover'))

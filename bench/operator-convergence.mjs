@@ -34,12 +34,7 @@ import { promisify } from 'node:util';
 import { controlPlaneDown } from '../src/dev-cluster/control-plane.ts';
 import { freePort } from '../src/dev-cluster/free-port.ts';
 import {
-  FINALIZER_POLICY_NAME,
-  finalizerPolicy,
-  finalizerPolicyBinding,
-} from '../src/operator/admission/finalizer-policy.ts';
-import { OPERATOR_KINDS } from '../src/operator/kinds.ts';
-import {
+  bindFinalizerPolicy,
   children,
   clusterWithCrds,
   GROUP_VERSION,
@@ -271,27 +266,6 @@ function manifests(namespace, n, certificate, sharedBackendId) {
   return { counts, yaml: items.map((item) => `---\n${JSON.stringify(item)}\n`).join('') };
 }
 
-/** The finalizer admission policy for `namespace` alone, in effect before this returns. */
-async function bindFinalizerPolicy(kubectl, namespace) {
-  const name = `${FINALIZER_POLICY_NAME}-${namespace}`;
-  const items = [finalizerPolicy(OPERATOR_KINDS, name), finalizerPolicyBinding(name, [namespace])];
-  await kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
-  const probe = JSON.stringify({
-    apiVersion: GROUP_VERSION,
-    kind: 'IPPolicy',
-    metadata: { name: 'probe', namespace },
-    spec: { description: 'dry run' },
-  });
-  for (let attempt = 0; ; attempt++) {
-    const admitted = JSON.parse(
-      await kubectl(['create', '--dry-run=server', '-o', 'json', '-f', '-'], probe),
-    );
-    if (admitted.metadata.finalizers?.length) return;
-    if (attempt === 100) throw new Error('the finalizer policy never took effect');
-    await sleep(100);
-  }
-}
-
 /** One tunnel-group backend made through the API, for every edge to name by id. */
 async function createBackend(apiUrl, adminKey) {
   const response = await fetch(`${apiUrl}/backends/tunnel_group`, {
@@ -328,7 +302,7 @@ async function main() {
         const { apiUrl } = server;
         const namespace = `bench-${n}-${randomBytes(3).toString('hex')}`;
         await kubectl(['create', 'namespace', namespace]);
-        if (FINALIZER_POLICY) await bindFinalizerPolicy(kubectl, namespace);
+        if (FINALIZER_POLICY) await bindFinalizerPolicy(kubectl, [namespace]);
         const [metricsPort, probePort] = [await freePort(), await freePort()];
         const applyMix = async () => {
           const sharedBackendId = EDGE_BACKEND === 'id' ? await createBackend(apiUrl, adminKey) : undefined;

@@ -10,6 +10,12 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { controlPlaneUp } from '../../src/dev-cluster/control-plane.ts';
 import { ensureTools } from '../../src/dev-cluster/tools.ts';
+import {
+  FINALIZER_POLICY_NAME,
+  finalizerPolicy,
+  finalizerPolicyBinding,
+} from '../../src/operator/admission/finalizer-policy.ts';
+import { OPERATOR_KINDS } from '../../src/operator/kinds.ts';
 
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
@@ -130,6 +136,30 @@ export async function clusterWithCrds(dir, log) {
   await kubectl(['apply', '-f', CRDS_DIR]);
   await kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', CRDS_DIR]);
   return { cluster, kubectl, kubectlPath, pkiDir: join(dir, 'pki') };
+}
+
+/**
+ * The finalizer admission policy (config/admission, the chart's default on Kubernetes 1.36+) bound
+ * to `namespaces` alone, in effect before this returns: a dry-run create shows the finalizer.
+ */
+export async function bindFinalizerPolicy(kubectl, namespaces) {
+  const name = `${FINALIZER_POLICY_NAME}-bench`;
+  const items = [finalizerPolicy(OPERATOR_KINDS, name), finalizerPolicyBinding(name, namespaces)];
+  await kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+  const probe = JSON.stringify({
+    apiVersion: GROUP_VERSION,
+    kind: 'IPPolicy',
+    metadata: { name: 'probe', namespace: namespaces[0] },
+    spec: { description: 'dry run' },
+  });
+  for (let attempt = 0; ; attempt++) {
+    const admitted = JSON.parse(
+      await kubectl(['create', '--dry-run=server', '-o', 'json', '-f', '-'], probe),
+    );
+    if (admitted.metadata.finalizers?.length) return;
+    if (attempt === 100) throw new Error('the finalizer policy never took effect');
+    await sleep(100);
+  }
 }
 
 const readyForItsGeneration = (object) =>
