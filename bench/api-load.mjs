@@ -68,8 +68,9 @@ async function load(pid, options) {
   };
 }
 
-async function startHello() {
-  const child = spawn(process.execPath, [join(root, 'bench/hello-server.mjs')], {
+/** A baseline server (`bench/<script>`), which prints `{"listen": url}` once it listens. */
+async function startBaseline(script, args = []) {
+  const child = spawn(process.execPath, [join(root, 'bench', script), ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise((resolve, reject) => {
@@ -79,7 +80,7 @@ async function startHello() {
       const match = /"listen":"([^"]+)"/.exec(out);
       if (match) resolve(match[1]);
     });
-    child.once('exit', (code) => reject(new Error(`hello-server exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
   });
   return { child, url };
 }
@@ -113,8 +114,17 @@ async function startEdgeward(store, dataDir) {
 }
 
 const scenarios = [
-  { name: 'GET /ip_policies/{id}', options: (url, id) => ({ url: `${url}/ip_policies/${id}`, headers }) },
-  { name: 'GET /ip_policies?limit=20', options: (url) => ({ url: `${url}/ip_policies?limit=20`, headers }) },
+  // floor: also measured against bench/floor-server.mjs, on the same database.
+  {
+    name: 'GET /ip_policies/{id}',
+    floor: true,
+    options: (url, id) => ({ url: `${url}/ip_policies/${id}`, headers }),
+  },
+  {
+    name: 'GET /ip_policies?limit=20',
+    floor: true,
+    options: (url) => ({ url: `${url}/ip_policies?limit=20`, headers }),
+  },
   {
     name: 'POST /ip_policies (durable create)',
     options: (url) => ({
@@ -141,18 +151,21 @@ const rows = [];
 const memory = [];
 let cluster;
 try {
-  const hello = await startHello();
+  const hello = await startBaseline('hello-server.mjs');
   const baseline = await load(hello.child.pid, { url: `${hello.url}/` });
+  memory.push(`hello-world ${rssMiB(hello.child.pid).toFixed(0)} MiB`);
   await stopChild(hello.child);
-  rows.push({
-    store: '-',
-    scenario: 'fastify hello-world (baseline)',
-    'req/s': Math.round(baseline.reqPerSecond),
-    'x baseline': '1.00',
-    'p50 ms': baseline.p50,
-    'p99 ms': baseline.p99,
-    'cpu µs/req': Math.round(baseline.cpuMicrosPerRequest),
+  const row = (store, scenario, result, floor) => ({
+    store,
+    scenario,
+    'req/s': Math.round(result.reqPerSecond),
+    'x baseline': (result.reqPerSecond / baseline.reqPerSecond).toFixed(2),
+    'x floor': floor === undefined ? '' : (result.reqPerSecond / floor.reqPerSecond).toFixed(2),
+    'p50 ms': result.p50,
+    'p99 ms': result.p99,
+    'cpu µs/req': Math.round(result.cpuMicrosPerRequest),
   });
+  rows.push(row('-', 'fastify hello-world (baseline)', baseline));
 
   for (const storeName of stores) {
     const dataDir = mkdtempSync(join(tmpdir(), 'edgeward-bench-'));
@@ -183,17 +196,24 @@ try {
       for (let i = 0; i < 20; i++) {
         await (await fetch(`${server.url}/ip_policies`, { method: 'POST', headers, body: '{}' })).text();
       }
+      // The reads again from bare Fastify on the same database, while edgeward holds its connections.
+      const floors = new Map();
+      const floor = await startBaseline('floor-server.mjs', [
+        store.databaseUrl ?? join(dataDir, 'edgeward.sqlite'),
+      ]);
+      try {
+        for (const scenario of scenarios.filter((s) => s.floor)) {
+          const result = await load(floor.child.pid, scenario.options(floor.url, id));
+          floors.set(scenario, result);
+          rows.push(row(storeName, `${scenario.name}: floor (Fastify + driver alone)`, result));
+        }
+        memory.push(`${storeName} floor ${rssMiB(floor.child.pid).toFixed(0)} MiB`);
+      } finally {
+        await stopChild(floor.child);
+      }
       for (const scenario of scenarios) {
         const result = await load(server.child.pid, scenario.options(server.url, id));
-        rows.push({
-          store: storeName,
-          scenario: scenario.name,
-          'req/s': Math.round(result.reqPerSecond),
-          'x baseline': (result.reqPerSecond / baseline.reqPerSecond).toFixed(2),
-          'p50 ms': result.p50,
-          'p99 ms': result.p99,
-          'cpu µs/req': Math.round(result.cpuMicrosPerRequest),
-        });
+        rows.push(row(storeName, scenario.name, result, floors.get(scenario)));
       }
       memory.push(`${storeName} ${rssMiB(server.child.pid).toFixed(0)} MiB`);
     } finally {
@@ -208,10 +228,10 @@ try {
 const wallSeconds = (Date.now() - started) / 1000;
 const machineAfter = machineBusySeconds();
 console.log(
-  `\nedgeward API load: ${seconds} s per scenario, ${connections} connections, loopback; 'x baseline' is req/s as a share of the bare Fastify row\n`,
+  `\nedgeward API load: ${seconds} s per scenario, ${connections} connections, loopback; 'x baseline' is req/s as a share of the bare Fastify row, 'x floor' of the same read from bare Fastify and the database driver alone\n`,
 );
 console.table(rows);
-console.log(`edgeward server RSS after its scenarios: ${memory.join(', ')}`);
+console.log(`RSS after the scenarios: ${memory.join(', ')}`);
 const busy =
   machineBefore === undefined || machineAfter === undefined
     ? ''
