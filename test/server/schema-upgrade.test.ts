@@ -116,6 +116,40 @@ describe('the server’s database across releases', () => {
     expect(created.status).toBe(201);
   });
 
+  it('keeps answering reads while a newer replica’s migration adds a column (a rolling upgrade)', async () => {
+    running = await start();
+    const { listenUrl } = running;
+    const headers = { authorization: `Bearer ${ADMIN_KEY}`, 'svc-version': '2' };
+    const created = await fetch(`${listenUrl}/ip_policies`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ description: 'read across the upgrade' }),
+    });
+    const { id } = (await created.json()) as { id: string };
+    // Concurrent, so that on PostgreSQL several pooled connections prepare the reads first.
+    const readAll = () =>
+      Promise.all([
+        ...Array.from({ length: 8 }, () => fetch(`${listenUrl}/ip_policies/${id}`, { headers })),
+        ...Array.from({ length: 4 }, () => fetch(`${listenUrl}/ip_policies?limit=5`, { headers })),
+      ]);
+    for (const response of await readAll()) expect(response.status).toBe(200);
+
+    const db = rawDb();
+    try {
+      await sql`alter table ip_policies add column from_a_newer_release text`.execute(db);
+    } finally {
+      await db.destroy();
+    }
+
+    const responses = await readAll();
+    const bodies = await Promise.all(responses.map((response) => response.json()));
+    expect(responses.map((response) => response.status)).toEqual(responses.map(() => 200));
+    for (const body of bodies.slice(0, 8))
+      expect(body).toMatchObject({ id, description: 'read across the upgrade' });
+    for (const body of bodies.slice(8) as { ip_policies: { id: string }[] }[])
+      expect(body.ip_policies.map((policy) => policy.id)).toContain(id);
+  });
+
   it('refuses a database a newer release migrated, naming what it found and what to do', async () => {
     running = await start();
     await running.app.close();

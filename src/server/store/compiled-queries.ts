@@ -15,7 +15,8 @@ const compiled = new Map<string, CompiledQuery>();
  * Runs a query whose SQL depends only on `shape` (table, columns, which clauses), compiling it
  * once per dialect instead of on every request: Kysely builds and compiles a query anew each time,
  * which costs more than running a lookup by primary key. `build` writes `slot(name)` wherever a
- * value goes; `values` fills them in.
+ * value goes; `values` fills them in. Outside a transaction the compiled SQL runs directly:
+ * SQLite's query-only connection, or a prepared statement on PostgreSQL's pool.
  */
 export async function runCompiled<R>(
   db: Db,

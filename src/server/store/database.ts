@@ -4,6 +4,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import type { DurableWriter } from './group-commit.js';
 import { MIGRATION_NAMES, migrationProvider } from './migrations/index.js';
 import { loadPg } from './pg-loader.js';
+import { PgPreparedReader } from './pg-prepared-reader.js';
 import { refuseNewerSchema } from './schema-version.js';
 import { SqliteConnection } from './sqlite-connection.js';
 import type { Database } from './tables.js';
@@ -32,11 +33,18 @@ export interface DatabaseOptions {
 
 export const SQLITE_FILE = 'edgeward.sqlite';
 
-/** SQLite's query-only connection behind a `reads` Db, for reads run without Kysely's executor. */
-const directReaders = new WeakMap<Db, SqliteConnection>();
+/** Runs a compiled read without Kysely's executor (see `runCompiled`). */
+export interface DirectReader {
+  readRows<R>(sql: string, parameters: readonly unknown[]): R[] | Promise<R[]>;
+}
 
-/** The connection a read on `db` may use directly: SQLite's `reads` only (never a transaction). */
-export function directReaderOf(db: Db): SqliteConnection | undefined {
+/**
+ * What reads on a Db may run directly: SQLite's query-only connection behind `reads`, and
+ * PostgreSQL's pool behind `db`, with prepared statements. Never a transaction's Db.
+ */
+const directReaders = new WeakMap<Db, DirectReader>();
+
+export function directReaderOf(db: Db): DirectReader | undefined {
   return directReaders.get(db);
 }
 
@@ -85,7 +93,9 @@ async function openPostgres(url: string): Promise<Db> {
   // An idle connection dropped by the database (restart, failover) is replaced on next use; without
   // a listener the pool's error event would crash the process.
   pool.on('error', (error) => process.emitWarning(`PostgreSQL connection lost: ${error.message}`));
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  directReaders.set(db, new PgPreparedReader(pool));
+  return db;
 }
 
 /** Runs the migrations forward; on failure the connection is closed before the error goes up. */
