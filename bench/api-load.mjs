@@ -152,9 +152,13 @@ const memory = [];
 let cluster;
 try {
   const hello = await startBaseline('hello-server.mjs');
-  const baseline = await load(hello.child.pid, { url: `${hello.url}/` });
-  memory.push(`hello-world ${rssMiB(hello.child.pid).toFixed(0)} MiB`);
-  await stopChild(hello.child);
+  let baseline;
+  try {
+    baseline = await load(hello.child.pid, { url: `${hello.url}/` });
+    memory.push(`hello-world ${rssMiB(hello.child.pid).toFixed(0)} MiB`);
+  } finally {
+    await stopChild(hello.child);
+  }
   const row = (store, scenario, result, floor) => ({
     store,
     scenario,

@@ -75,7 +75,7 @@ import {
 const PARTS = env('BENCH_PARTS', 'operator,failover,server').split(',');
 const POINTS = env('BENCH_POINTS', 'create,token-secret,replace').split(',');
 // BENCH_FINALIZER_POLICY=1: the finalizer admission policy (the chart's default on Kubernetes 1.36+)
-// bound to the trials' namespaces, so the finalizer is on from the create, as users run it.
+// bound to the namespace of each part, so the finalizer is on from the create, as users run it.
 const FINALIZER_POLICY = process.env.BENCH_FINALIZER_POLICY === '1';
 const TRIALS = Number(process.argv[2] ?? env('BENCH_TRIALS', '10'));
 const FAILOVER_TRIALS = Number(env('BENCH_FAILOVER_TRIALS', '5'));
@@ -437,6 +437,7 @@ async function failoverPart(base) {
   const namespace = 'crash-failover';
   const leaseId = 'crash-bench';
   await kubectl(['create', 'namespace', namespace]);
+  if (FINALIZER_POLICY) await bindFinalizerPolicy(kubectl, [namespace]);
   const startReplica = async () => {
     const probePort = await freePort();
     const proc = startChild(
@@ -639,7 +640,10 @@ async function main() {
           await operatorPart(work, base),
         );
       if (PARTS.includes('failover'))
-        printTable('leader failover (two replicas, leader kill -9)', [await failoverPart(base)]);
+        printTable(
+          `leader failover (two replicas, leader kill -9${FINALIZER_POLICY ? ', finalizer admission policy bound' : ''})`,
+          [await failoverPart(base)],
+        );
       await stopChild(server.child);
     }
     if (PARTS.includes('server')) printTable('server kill -9 under 24 writers', await serverPart(work));

@@ -32,8 +32,8 @@ async function openStore(location) {
 
 const store = await openStore(process.argv[2]);
 const app = Fastify({ logger: false });
-const base = () => `http://${app.server.address().address}:${app.server.address().port}`;
-const withUri = (row) => ({ ...row, uri: `${base()}/ip_policies/${row.id}` });
+let origin = ''; // set once listening, before any request
+const withUri = (row) => ({ ...row, uri: `${origin}/ip_policies/${row.id}` });
 
 app.get('/ip_policies/:id', async (request, reply) => {
   const [row] = await store.byId(request.params.id);
@@ -46,11 +46,11 @@ app.get('/ip_policies', async (request) => {
   const page = rows.slice(0, limit);
   return {
     ip_policies: page.map(withUri),
-    uri: `${base()}/ip_policies`,
+    uri: `${origin}/ip_policies`,
     next_page_uri:
-      rows.length > limit ? `${base()}/ip_policies?limit=${limit}&before_id=${page.at(-1).id}` : null,
+      rows.length > limit ? `${origin}/ip_policies?limit=${limit}&before_id=${page.at(-1).id}` : null,
   };
 });
 
-await app.listen({ host: '127.0.0.1', port: 0 });
-process.stdout.write(`${JSON.stringify({ listen: base() })}\n`);
+origin = await app.listen({ host: '127.0.0.1', port: 0 });
+process.stdout.write(`${JSON.stringify({ listen: origin })}\n`);

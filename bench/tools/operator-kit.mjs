@@ -140,7 +140,8 @@ export async function clusterWithCrds(dir, log) {
 
 /**
  * The finalizer admission policy (config/admission, the chart's default on Kubernetes 1.36+) bound
- * to `namespaces` alone, in effect before this returns: a dry-run create shows the finalizer.
+ * to `namespaces` alone (one binding per bench: a later call moves it), in effect before this
+ * returns: a dry-run create shows the finalizer.
  */
 export async function bindFinalizerPolicy(kubectl, namespaces) {
   const name = `${FINALIZER_POLICY_NAME}-bench`;
