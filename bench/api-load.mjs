@@ -114,7 +114,7 @@ async function startEdgeward(store, dataDir) {
 }
 
 const scenarios = [
-  // floor: also measured against bench/floor-server.mjs, on the same database.
+  // floor: also measured against bench/floor-server.mjs, on the same store.
   {
     name: 'GET /ip_policies/{id}',
     floor: true,
@@ -127,6 +127,7 @@ const scenarios = [
   },
   {
     name: 'POST /ip_policies (durable create)',
+    floor: true,
     options: (url) => ({
       url: `${url}/ip_policies`,
       method: 'POST',
@@ -200,7 +201,7 @@ try {
       for (let i = 0; i < 20; i++) {
         await (await fetch(`${server.url}/ip_policies`, { method: 'POST', headers, body: '{}' })).text();
       }
-      // The reads again from bare Fastify on the same database, while edgeward holds its connections.
+      // The same requests to bare Fastify and the driver alone, while edgeward holds its connections.
       const floors = new Map();
       const floor = await startBaseline('floor-server.mjs', [
         store.databaseUrl ?? join(dataDir, 'edgeward.sqlite'),
@@ -232,7 +233,7 @@ try {
 const wallSeconds = (Date.now() - started) / 1000;
 const machineAfter = machineBusySeconds();
 console.log(
-  `\nedgeward API load: ${seconds} s per scenario, ${connections} connections, loopback; 'x baseline' is req/s as a share of the bare Fastify row, 'x floor' of the same read from bare Fastify and the database driver alone\n`,
+  `\nedgeward API load: ${seconds} s per scenario, ${connections} connections, loopback; 'x baseline' is req/s as a share of the bare Fastify row, 'x floor' of the same request to bare Fastify and the database driver alone\n`,
 );
 console.table(rows);
 console.log(`RSS after the scenarios: ${memory.join(', ')}`);

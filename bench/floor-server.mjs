@@ -1,24 +1,33 @@
-// The stack's floor: bare Fastify answering edgeward's two IP policy reads straight from edgeward's
-// own database, with the same JSON shapes, and nothing else: no authentication, version header,
-// validation, operation id or error mapping. What edgeward's reads cost beyond this is edgeward's
-// own; what this costs is Fastify's and the database driver's.
+// The stack's floor: bare Fastify answering edgeward's IP policy requests straight from the
+// database with the driver alone, with the same JSON shapes, and nothing else: no authentication,
+// version header, validation, operation id, account event or error mapping. What edgeward costs
+// beyond this is edgeward's own; what this costs is Fastify's and the database driver's.
 //   node bench/floor-server.mjs <path/to/edgeward.sqlite | postgres://…>
-// SQLite: a query-only connection in WAL, as the server reads. PostgreSQL: a pg pool of the
-// driver's default size, with named (prepared) statements.
+// Reads come from edgeward's own rows. SQLite: a query-only connection in WAL, as the server reads.
+// PostgreSQL: a pg pool of the driver's default size, with named (prepared) statements.
+// Creates go to a table of the floor's own, one INSERT per request in its own durable commit, the
+// obvious way (SQLite: floor.sqlite beside edgeward's file, WAL, synchronous=FULL; PostgreSQL:
+// floor_ip_policies in the same database, synchronous_commit on).
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
 import Fastify from 'fastify';
 
 const BY_ID = 'select * from "ip_policies" where "id" = $1';
 const NEWEST_FIRST = 'select * from "ip_policies" order by "id" desc limit $1';
+const INSERT =
+  'insert into "floor_ip_policies" ("id", "created_at", "description", "metadata") values ($1, $2, $3, $4)';
 
-/** `byId(id)` and `newestFirst(limit)`, each resolving with rows. */
+/** `byId(id)` and `newestFirst(limit)` resolving with rows; `insert(row)` resolving once durable. */
 async function openStore(location) {
   if (location.startsWith('postgres://') || location.startsWith('postgresql://')) {
     const { default: pg } = await import('pg');
     const pool = new pg.Pool({ connectionString: location });
+    await pool.query('create table if not exists "floor_ip_policies" (like "ip_policies" including all)');
     const rows = async (name, text, values) => (await pool.query({ name, text, values })).rows;
     return {
       byId: (id) => rows('floor_by_id', BY_ID, [id]),
       newestFirst: (limit) => rows('floor_newest_first', NEWEST_FIRST, [limit]),
+      insert: (row) => rows('floor_insert', INSERT, Object.values(row)),
     };
   }
   const { default: Database } = await import('better-sqlite3');
@@ -27,7 +36,17 @@ async function openStore(location) {
   db.pragma('query_only = ON');
   const byId = db.prepare(BY_ID.replace('$1', '?'));
   const newestFirst = db.prepare(NEWEST_FIRST.replace('$1', '?'));
-  return { byId: async (id) => byId.all(id), newestFirst: async (limit) => newestFirst.all(limit) };
+  const writes = new Database(join(dirname(location), 'floor.sqlite'));
+  writes.pragma('journal_mode = WAL');
+  writes.pragma('synchronous = FULL');
+  const { sql } = db.prepare(`select sql from sqlite_master where name = 'ip_policies'`).get();
+  writes.exec(sql.replace('CREATE TABLE "ip_policies"', 'CREATE TABLE IF NOT EXISTS "floor_ip_policies"'));
+  const insert = writes.prepare(INSERT.replace(/\$\d/g, '?'));
+  return {
+    byId: async (id) => byId.all(id),
+    newestFirst: async (limit) => newestFirst.all(limit),
+    insert: async (row) => insert.run(Object.values(row)),
+  };
 }
 
 const store = await openStore(process.argv[2]);
@@ -50,6 +69,17 @@ app.get('/ip_policies', async (request) => {
     next_page_uri:
       rows.length > limit ? `${origin}/ip_policies?limit=${limit}&before_id=${page.at(-1).id}` : null,
   };
+});
+
+app.post('/ip_policies', async (request, reply) => {
+  const row = {
+    id: `ipp_${randomBytes(20).toString('base64url').slice(0, 27)}`,
+    created_at: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    description: request.body?.description ?? '',
+    metadata: request.body?.metadata ?? '',
+  };
+  await store.insert(row);
+  return reply.code(201).send(withUri(row));
 });
 
 origin = await app.listen({ host: '127.0.0.1', port: 0 });
