@@ -11,6 +11,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { SQLITE_FILE } from '../src/server/store/database.ts';
 import { findPostgresBinaries, startTestCluster } from '../test/support/postgres-cluster.ts';
 import { createTestDatabase } from '../test/support/postgres-database.ts';
 import { env, freePort, machineBusySeconds, treeCpuSeconds } from './tools/kit.mjs';
@@ -204,7 +205,7 @@ try {
       // The same requests to bare Fastify and the driver alone, while edgeward holds its connections.
       const floors = new Map();
       const floor = await startBaseline('floor-server.mjs', [
-        store.databaseUrl ?? join(dataDir, 'edgeward.sqlite'),
+        store.databaseUrl ?? join(dataDir, SQLITE_FILE),
       ]);
       try {
         for (const scenario of scenarios.filter((s) => s.floor)) {

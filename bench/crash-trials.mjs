@@ -62,6 +62,7 @@ import {
   children,
   clusterWithCrds,
   exited,
+  FINALIZER_POLICY,
   GROUP_VERSION,
   killChildrenOnSignal,
   operatorReady,
@@ -74,9 +75,7 @@ import {
 
 const PARTS = env('BENCH_PARTS', 'operator,failover,server').split(',');
 const POINTS = env('BENCH_POINTS', 'create,token-secret,replace').split(',');
-// BENCH_FINALIZER_POLICY=1: the finalizer admission policy (the chart's default on Kubernetes 1.36+)
-// bound to the namespace of each part, so the finalizer is on from the create, as users run it.
-const FINALIZER_POLICY = process.env.BENCH_FINALIZER_POLICY === '1';
+const POLICY_NOTE = FINALIZER_POLICY ? ', finalizer admission policy bound' : '';
 const TRIALS = Number(process.argv[2] ?? env('BENCH_TRIALS', '10'));
 const FAILOVER_TRIALS = Number(env('BENCH_FAILOVER_TRIALS', '5'));
 const SERVER_KILLS = Number(env('BENCH_SERVER_KILLS', '5'));
@@ -636,14 +635,13 @@ async function main() {
       const base = { cluster, kubectl, pkiDir, apiUrl: server.apiUrl, adminKey };
       if (PARTS.includes('operator'))
         printTable(
-          `operator kill -9 at chosen points (N=${TRIALS} per point${FINALIZER_POLICY ? ', finalizer admission policy bound' : ''})`,
+          `operator kill -9 at chosen points (N=${TRIALS} per point${POLICY_NOTE})`,
           await operatorPart(work, base),
         );
       if (PARTS.includes('failover'))
-        printTable(
-          `leader failover (two replicas, leader kill -9${FINALIZER_POLICY ? ', finalizer admission policy bound' : ''})`,
-          [await failoverPart(base)],
-        );
+        printTable(`leader failover (two replicas, leader kill -9${POLICY_NOTE})`, [
+          await failoverPart(base),
+        ]);
       await stopChild(server.child);
     }
     if (PARTS.includes('server')) printTable('server kill -9 under 24 writers', await serverPart(work));

@@ -37,6 +37,7 @@ import {
   bindFinalizerPolicy,
   children,
   clusterWithCrds,
+  FINALIZER_POLICY,
   GROUP_VERSION,
   killChildrenOnSignal,
   operatorReady,
@@ -64,9 +65,6 @@ const APPLY_FIRST = process.env.BENCH_APPLY_FIRST === '1';
 const OPERATOR_NODE_ARGS = (process.env.BENCH_OPERATOR_NODE_ARGS ?? '')
   .split(/\s+/)
   .filter((arg) => arg !== '');
-// BENCH_FINALIZER_POLICY=1: the finalizer admission policy (config/admission, the chart's default
-// on Kubernetes 1.36+), bound to the bench's namespace, puts the finalizer on at create.
-const FINALIZER_POLICY = process.env.BENCH_FINALIZER_POLICY === '1';
 const EDGE_BACKEND = process.env.BENCH_EDGE_BACKEND ?? 'labels';
 if (!['labels', 'id'].includes(EDGE_BACKEND)) throw new Error('BENCH_EDGE_BACKEND: labels or id');
 const OPERATOR_ARGS = (process.env.BENCH_OPERATOR_ARGS ?? '').split(/\s+/).filter((arg) => arg !== '');

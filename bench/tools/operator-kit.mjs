@@ -139,6 +139,13 @@ export async function clusterWithCrds(dir, log) {
 }
 
 /**
+ * BENCH_FINALIZER_POLICY=1: the operator benches bind the finalizer admission policy (the chart's
+ * default on Kubernetes 1.36+) to their namespaces, so the finalizer is on from the create, as users
+ * run it; without it the operator adds the finalizer itself, as on older clusters.
+ */
+export const FINALIZER_POLICY = process.env.BENCH_FINALIZER_POLICY === '1';
+
+/**
  * The finalizer admission policy (config/admission, the chart's default on Kubernetes 1.36+) bound
  * to `namespaces` alone (one binding per bench: a later call moves it), in effect before this
  * returns: a dry-run create shows the finalizer.
