@@ -73,3 +73,8 @@ export function upstreamRequestHeaders(
   if (Array.isArray(result.cookie)) result.cookie = result.cookie.join('; ');
   return result;
 }
+
+/** Header values must be Latin-1 without control characters: anything else is percent-encoded. */
+export function headerSafe(value: string): string {
+  return /^[\x20-\x7e\x80-\xff]*$/.test(value) ? value : encodeURIComponent(value);
+}

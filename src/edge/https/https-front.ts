@@ -2,22 +2,20 @@ import { createHash } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import http2, { type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import type net from 'node:net';
-import { type Duplex, pipeline, type Readable, type Transform } from 'node:stream';
+import { type Duplex, pipeline, type Readable } from 'node:stream';
 import tls from 'node:tls';
 import type { Logger } from 'pino';
-import { WebSocketServer } from 'ws';
 import type { Certificate } from '../edge-certificates.js';
 import type { EdgeMetrics } from '../edge-metrics.js';
 import type { TlsVersion } from '../listeners/tls-listener.js';
 import { NoOnlineSession, type SessionPool } from '../routing/session-pool.js';
+import type { Admitted, EdgeReply, IncomingRequest, ResponseExchange } from './exchange.js';
 import { endToEnd, type HeaderRecord } from './forwarding-headers.js';
 import type { HttpsRouteTable } from './https-routes.js';
-import { upstreamOutcome } from './modules/circuit-breaker.js';
-import { compressResponse } from './modules/compression.js';
+import type { UpgradeExchange } from './modules/route-module.js';
 import { type EdgePage, Pages, renderPage } from './pages.js';
-import { type Admitted, admit, type EdgeReply, type IncomingRequest } from './request-admission.js';
+import { admit } from './request-admission.js';
 import { UpstreamAgents, writeBuffersOnly } from './upstream-agents.js';
-import { carryWebSocketAsTcp } from './websocket-tcp.js';
 
 /** The TLS settings of one HTTPS edge's connections, fixed by the SNI before the handshake. */
 export interface HttpsTlsSettings {
@@ -50,7 +48,6 @@ type AnyResponse = ServerResponse | Http2ServerResponse;
  */
 export class HttpsFront {
   readonly #servers = new Map<string, Http2SecureServer>();
-  readonly #webSockets = new WebSocketServer({ noServer: true, maxPayload: 16 << 20 });
   readonly #upstreams: UpstreamAgents;
 
   constructor(
@@ -142,19 +139,16 @@ export class HttpsFront {
       socket: request.socket as tls.TLSSocket,
       body: request as Readable,
       hasBody: hasBody(request),
+      upgrade: false,
     };
     admit(incoming, this.table, this.#render)
-      .then(async (admission) => {
+      .then((admission) => {
         if (admission.kind === 'reply') {
           this.#count(admission.edgeId, admission.routeId, admission.reply.outcome);
           sendReply(response, admission.reply, incoming.method);
           return;
         }
-        if (admission.modules.websocketTcpConverter) {
-          this.#sendPage(response, incoming.method, Pages.notWebSocket(), admission);
-          return;
-        }
-        this.#forward(incoming, response, admission);
+        this.#forward(response, admission);
       })
       .catch((error: unknown) => {
         this.log.error({ err: error }, 'HTTPS request failed inside the edge');
@@ -168,9 +162,9 @@ export class HttpsFront {
       });
   }
 
-  #sendPage(response: AnyResponse, method: string, page: EdgePage, admitted: Admitted): void {
+  #sendPage(response: AnyResponse, page: EdgePage, admitted: Admitted): void {
     this.#count(admitted.entry.edge.id, admitted.route.id, page.code);
-    sendReply(response, pageReply(page, admitted.entry.edge.id), method);
+    sendReply(response, pageReply(page, admitted.entry.edge.id), admitted.request.method);
   }
 
   /**
@@ -179,9 +173,8 @@ export class HttpsFront {
    * whose reused connection failed before any answer (the service closed it meanwhile) is sent once
    * more on a fresh one, as browsers do.
    */
-  #forward(request: IncomingRequest, response: AnyResponse, admitted: Admitted, retried = false): void {
-    const { modules } = admitted;
-    const breaker = modules.circuitBreaker;
+  #forward(response: AnyResponse, admitted: Admitted, retried = false): void {
+    const { request, modules } = admitted;
     // The upstream message is framed from what this edge parsed, never from what the client's
     // headers claim: a body without a length checked here goes chunked, no body goes without one.
     const headers: HeaderRecord = { ...admitted.headers };
@@ -202,10 +195,10 @@ export class HttpsFront {
         return;
       }
       if (!retried && upstream.reusedSocket && !admitted.body && REPLAYABLE_METHODS.has(request.method)) {
-        this.#forward(request, response, admitted, true);
+        this.#forward(response, admitted, true);
         return;
       }
-      breaker?.record('error');
+      modules.onUpstreamResult('error');
       this.log.info(
         { edgeId: admitted.entry.edge.id, routeId: admitted.route.id, reason: error.message },
         'request not carried',
@@ -213,7 +206,6 @@ export class HttpsFront {
       if (!response.headersSent) {
         this.#sendPage(
           response,
-          request.method,
           error instanceof NoOnlineSession ? Pages.noSession() : Pages.upstreamFailed(),
           admitted,
         );
@@ -225,70 +217,44 @@ export class HttpsFront {
     });
     upstream.on('response', (answer) => {
       answered = true;
-      breaker?.record(upstreamOutcome(answer.statusCode));
-      this.#respond(request, response, admitted, answer);
+      modules.onUpstreamResult(answer.statusCode ?? 'error');
+      this.#respond(response, admitted, answer);
     });
     if (admitted.body) upstream.end(admitted.body);
     else if (streamed && !retried) pipeline(request.body, upstream, () => {});
     else upstream.end();
   }
 
-  #respond(
-    request: IncomingRequest,
-    response: AnyResponse,
-    admitted: Admitted,
-    answer: IncomingMessage,
-  ): void {
-    const { modules } = admitted;
+  /** Relays the upstream's answer through the route's modules (`onResponse`, in table order). */
+  #respond(response: AnyResponse, admitted: Admitted, answer: IncomingMessage): void {
     const status = answer.statusCode ?? 0;
     // Only a final status HTTP/1.1 and HTTP/2 clients both accept is relayed (node:http2 throws on others).
     if (status < 200 || status > 599) {
       answer.destroy();
       this.log.info({ routeId: admitted.route.id, status }, 'upstream answered with an invalid status');
-      this.#sendPage(response, request.method, Pages.upstreamFailed(), admitted);
+      this.#sendPage(response, Pages.upstreamFailed(), admitted);
       return;
     }
-    let headers: HeaderRecord = endToEnd(answer.headers);
-    if (modules.policy) {
-      const outcome = modules.policy.outbound(
-        {
-          method: request.method,
-          url: `https://${admitted.headers.host}${admitted.target}`,
-          path: admitted.target.split('?')[0] ?? '/',
-          query: admitted.target.includes('?') ? admitted.target.slice(admitted.target.indexOf('?') + 1) : '',
-          host: admitted.host,
-          headers: request.headers,
-          clientIp: admitted.clientIp,
-          clientPort: request.socket.remotePort ?? 0,
-        },
-        { status, headers },
-      );
-      if (outcome.respond) {
-        answer.resume();
-        this.#count(admitted.entry.edge.id, admitted.route.id, 'policy');
-        sendReply(response, { ...outcome.respond, outcome: 'policy' }, request.method);
-        return;
-      }
-      for (const name of outcome.removeHeaders) delete headers[name];
-      headers = { ...headers, ...outcome.setHeaders };
+    const exchange: ResponseExchange = {
+      admitted,
+      status,
+      headers: endToEnd(answer.headers),
+      transform: undefined,
+    };
+    const replaced = admitted.modules.onResponse(exchange);
+    if (replaced) {
+      answer.resume();
+      this.#count(admitted.entry.edge.id, admitted.route.id, replaced.outcome);
+      sendReply(response, replaced, admitted.request.method);
+      return;
     }
-    if (modules.responseHeaders) headers = modules.responseHeaders.apply(headers);
+    const { headers } = exchange;
     if (admitted.setCookies.length > 0) {
       const existing = headers['set-cookie'];
       headers['set-cookie'] = [
         ...(Array.isArray(existing) ? existing : existing ? [existing] : []),
         ...admitted.setCookies,
       ];
-    }
-    let compressor: Transform | undefined;
-    if (modules.compression) {
-      const decision = compressResponse(headers, {
-        method: request.method,
-        statusCode: status,
-        acceptEncoding: headerValue(request.headers['accept-encoding']),
-      });
-      headers = decision.headers;
-      if (decision.compress) compressor = decision.stream;
     }
     try {
       response.writeHead(status, headers as http.OutgoingHttpHeaders);
@@ -299,7 +265,7 @@ export class HttpsFront {
         { routeId: admitted.route.id, reason: error instanceof Error ? error.message : String(error) },
         'upstream response not relayable',
       );
-      this.#sendPage(response, request.method, Pages.upstreamFailed(), admitted);
+      this.#sendPage(response, Pages.upstreamFailed(), admitted);
       return;
     }
     this.#count(admitted.entry.edge.id, admitted.route.id, `${Math.floor(status / 100)}xx`);
@@ -307,14 +273,15 @@ export class HttpsFront {
     const done = (error: Error | null) => {
       if (error) answer.destroy();
     };
-    if (compressor) pipeline(answer, compressor, response as NodeJS.WritableStream, done);
+    if (exchange.transform) pipeline(answer, exchange.transform, response as NodeJS.WritableStream, done);
     else pipeline(answer, response as NodeJS.WritableStream, done);
   }
 
   /**
    * HTTP/1.1 upgrades (WebSocket): the same admission as any request. The upgrade request goes to
    * the service, and only its `101` turns the connection into a raw pipe; any other answer is
-   * relayed and the connection closed, so no later request on it can skip the route's modules.
+   * relayed and the connection closed, so no later request on it can skip the route's modules. A
+   * module may take the connection over instead (`websocket_tcp_converter`).
    */
   #onUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => {});
@@ -325,6 +292,7 @@ export class HttpsFront {
       socket: request.socket as tls.TLSSocket,
       body: request,
       hasBody: false,
+      upgrade: true,
     };
     admit(incoming, this.table, this.#render)
       .then(async (admission) => {
@@ -338,10 +306,6 @@ export class HttpsFront {
           this.#count(admission.entry.edge.id, admission.route.id, page.code);
           writeRawReply(socket, pageReply(page, admission.entry.edge.id));
         };
-        if (modules.websocketTcpConverter && !isWebSocketHandshake(request)) {
-          fail(Pages.badRequest('this route takes WebSocket handshakes only'));
-          return;
-        }
         let stream: Duplex;
         try {
           stream = writeBuffersOnly(
@@ -351,72 +315,72 @@ export class HttpsFront {
             }),
           );
         } catch (error) {
-          modules.circuitBreaker?.record('error');
+          modules.onUpstreamResult('error');
           fail(error instanceof NoOnlineSession ? Pages.noSession() : Pages.upstreamFailed());
           return;
         }
         socket.once('close', () => stream.destroy());
         this.#count(admission.entry.edge.id, admission.route.id, 'upgrade');
-        if (modules.websocketTcpConverter) {
-          this.#webSockets.handleUpgrade(request, socket, head, (webSocket) =>
-            carryWebSocketAsTcp(webSocket, stream),
-          );
-          return;
-        }
-        const upstream = http.request({
-          createConnection: () => stream as net.Socket,
-          method: incoming.method,
-          path: admission.target,
-          headers: {
-            ...admission.headers,
-            connection: 'Upgrade',
-            ...(request.headers.upgrade !== undefined && { upgrade: request.headers.upgrade }),
-          } as http.OutgoingHttpHeaders,
-          setHost: false,
-        });
-        const answerHeaders = (answer: IncomingMessage): HeaderRecord => {
-          const headers = endToEnd(answer.headers);
-          return modules.responseHeaders ? modules.responseHeaders.apply(headers) : headers;
-        };
-        upstream.on('upgrade', (answer: IncomingMessage, upstreamSocket: Duplex, upstreamHead: Buffer) => {
-          modules.circuitBreaker?.record('success');
-          const headers = {
-            ...answerHeaders(answer),
-            connection: 'Upgrade',
-            ...(answer.headers.upgrade !== undefined && { upgrade: answer.headers.upgrade }),
-          };
-          socket.write(responseHead(101, headers));
-          if (upstreamHead.length > 0) socket.write(upstreamHead);
-          if (head.length > 0) upstreamSocket.write(head);
-          pipeline(socket, upstreamSocket, socket, () => {
-            socket.destroy();
-            upstreamSocket.destroy();
-          });
-        });
-        upstream.on('response', (answer) => {
-          const status = answer.statusCode ?? 0;
-          modules.circuitBreaker?.record(upstreamOutcome(status));
-          if (status < 200 || status > 599) {
-            answer.destroy();
-            fail(Pages.upstreamFailed());
-            return;
-          }
-          // The upgrade was refused: relay the answer and close, never a pipe.
-          const headers = { ...answerHeaders(answer), connection: 'close' };
-          socket.write(responseHead(status, headers));
-          pipeline(answer, socket, () => socket.destroy());
-        });
-        upstream.on('error', () => {
-          modules.circuitBreaker?.record('error');
-          if (!socket.destroyed && socket.writable) fail(Pages.upstreamFailed());
-          stream.destroy();
-        });
-        upstream.end();
+        if (modules.onUpgrade({ request, socket, head, stream })) return;
+        this.#relayUpgrade(admission, { request, socket, head, stream }, fail);
       })
       .catch((error: unknown) => {
         this.log.error({ err: error }, 'HTTPS upgrade failed inside the edge');
         socket.destroy();
       });
+  }
+
+  /** Sends an admitted upgrade request to the service: its `101` makes a raw pipe, anything else is relayed and closed. */
+  #relayUpgrade(admission: Admitted, upgrade: UpgradeExchange, fail: (page: EdgePage) => void): void {
+    const { modules } = admission;
+    const { request, socket, head, stream } = upgrade;
+    const upstream = http.request({
+      createConnection: () => stream as net.Socket,
+      method: admission.request.method,
+      path: admission.target,
+      headers: {
+        ...admission.headers,
+        connection: 'Upgrade',
+        ...(request.headers.upgrade !== undefined && { upgrade: request.headers.upgrade }),
+      } as http.OutgoingHttpHeaders,
+      setHost: false,
+    });
+    const answerHeaders = (answer: IncomingMessage): HeaderRecord =>
+      modules.onUpgradeResponse(endToEnd(answer.headers));
+    upstream.on('upgrade', (answer: IncomingMessage, upstreamSocket: Duplex, upstreamHead: Buffer) => {
+      modules.onUpstreamResult(101);
+      const headers = {
+        ...answerHeaders(answer),
+        connection: 'Upgrade',
+        ...(answer.headers.upgrade !== undefined && { upgrade: answer.headers.upgrade }),
+      };
+      socket.write(responseHead(101, headers));
+      if (upstreamHead.length > 0) socket.write(upstreamHead);
+      if (head.length > 0) upstreamSocket.write(head);
+      pipeline(socket, upstreamSocket, socket, () => {
+        socket.destroy();
+        upstreamSocket.destroy();
+      });
+    });
+    upstream.on('response', (answer) => {
+      const status = answer.statusCode ?? 0;
+      modules.onUpstreamResult(answer.statusCode ?? 'error');
+      if (status < 200 || status > 599) {
+        answer.destroy();
+        fail(Pages.upstreamFailed());
+        return;
+      }
+      // The upgrade was refused: relay the answer and close, never a pipe.
+      const headers = { ...answerHeaders(answer), connection: 'close' };
+      socket.write(responseHead(status, headers));
+      pipeline(answer, socket, () => socket.destroy());
+    });
+    upstream.on('error', () => {
+      modules.onUpstreamResult('error');
+      if (!socket.destroyed && socket.writable) fail(Pages.upstreamFailed());
+      stream.destroy();
+    });
+    upstream.end();
   }
 }
 
@@ -427,25 +391,9 @@ function hasBody(request: AnyRequest): boolean {
   return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-/** A WebSocket opening handshake RFC 6455 §4.2.1 accepts (what `ws` would otherwise answer 400 to). */
-function isWebSocketHandshake(request: IncomingMessage): boolean {
-  const key = request.headers['sec-websocket-key'];
-  return (
-    request.method === 'GET' &&
-    request.headers.upgrade?.toLowerCase() === 'websocket' &&
-    request.headers['sec-websocket-version'] === '13' &&
-    typeof key === 'string' &&
-    /^[+/0-9A-Za-z]{22}==$/.test(key)
-  );
-}
-
 function pageReply(page: EdgePage, edgeId: string | undefined): EdgeReply {
   const { headers, body } = renderPage(page, edgeId);
   return { status: page.status, headers, body, outcome: page.code };
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value.join(', ') : value;
 }
 
 function sendReply(response: AnyResponse, reply: EdgeReply, method: string): void {

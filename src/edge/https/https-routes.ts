@@ -63,7 +63,7 @@ export class HttpsRouteTable {
 
   constructor(private readonly onProblem: (route: HttpsRoute) => void) {}
 
-  apply(config: EdgeConfig, context: Omit<RouteModuleContext, 'config'>): void {
+  apply(config: EdgeConfig, context: Omit<RouteModuleContext, 'config' | 'routeId'>): void {
     const compiled = new Map<string, HttpsRoute>();
     // The compiled modules depend on the route and on what it references elsewhere in the feed.
     const referenced = JSON.stringify([config.backends, config.ip_policies]);
@@ -93,7 +93,7 @@ export class HttpsRouteTable {
     this.#byId = new Map([...compiled.values()].map((route) => [route.id, route]));
   }
 
-  #compile(edgeId: string, route: EdgeHttpsRoute, context: RouteModuleContext): HttpsRoute {
+  #compile(edgeId: string, route: EdgeHttpsRoute, context: Omit<RouteModuleContext, 'routeId'>): HttpsRoute {
     const { host, path } = selector(route.match);
     const entry: HttpsRoute = {
       id: route.id,
@@ -120,7 +120,7 @@ export class HttpsRouteTable {
 
   /** The tunnel group a route of the current configuration sends to, if any. */
   routeLabels(routeId: string): Record<string, string> | undefined {
-    return this.#byId.get(routeId)?.modules?.backendLabels;
+    return this.#byId.get(routeId)?.modules?.tunnelGroup;
   }
 
   edgeFor(host: string): HttpsEdgeEntry | undefined {

@@ -1,4 +1,7 @@
+import { ROUTE_MODULE_SCHEMAS } from '../../../schemas/route-module-table.js';
 import type { CircuitBreakerModuleInput } from '../../../schemas/route-modules.js';
+import { Pages } from '../pages.js';
+import type { EdgeRouteModule, ModuleConfig } from './route-module.js';
 
 export type CircuitBreakerConfig = Pick<
   CircuitBreakerModuleInput,
@@ -164,3 +167,20 @@ export class CircuitBreaker {
     this.#errors.fill(0);
   }
 }
+
+/**
+ * `circuit_breaker`: 503 without contacting the upstream while the route's breaker is open; every
+ * upstream answer (5xx and no answer count as errors) feeds it.
+ */
+export const circuitBreakerModule: EdgeRouteModule<ModuleConfig<'circuit_breaker'>> = {
+  schema: ROUTE_MODULE_SCHEMAS.circuit_breaker.input,
+  compile(config, context) {
+    const breaker = new CircuitBreaker(config, {
+      onStateChange: (state) => context.onCircuitBreakerState?.(context.routeId, state),
+    });
+    return {
+      onRequest: (exchange) => (breaker.allow() ? undefined : exchange.page(Pages.circuitOpen())),
+      onUpstreamResult: (result) => breaker.record(result === 'error' ? 'error' : upstreamOutcome(result)),
+    };
+  },
+};

@@ -1,6 +1,8 @@
 import type { Transform } from 'node:stream';
 import zlib from 'node:zlib';
+import { ROUTE_MODULE_SCHEMAS } from '../../../schemas/route-module-table.js';
 import type { HeaderRecord } from './header-rules.js';
+import type { EdgeRouteModule, ModuleConfig } from './route-module.js';
 
 export type ContentCoding = 'br' | 'gzip';
 
@@ -266,3 +268,27 @@ function withHeaders(headers: HeaderRecord, changes: Record<string, string | und
   }
   return result;
 }
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** `compression`: br or gzip by the client's Accept-Encoding, for what `compressResponse` allows. */
+export const compressionModule: EdgeRouteModule<ModuleConfig<'compression'>> = {
+  schema: ROUTE_MODULE_SCHEMAS.compression.input,
+  compile() {
+    return {
+      onResponse(response) {
+        const { request } = response.admitted;
+        const decision = compressResponse(response.headers, {
+          method: request.method,
+          statusCode: response.status,
+          acceptEncoding: headerValue(request.headers['accept-encoding']),
+        });
+        response.headers = decision.headers;
+        if (decision.compress) response.transform = decision.stream;
+        return undefined;
+      },
+    };
+  },
+};

@@ -1,4 +1,7 @@
+import { ROUTE_MODULE_SCHEMAS } from '../../../schemas/route-module-table.js';
 import type { UserAgentFilterModuleInput } from '../../../schemas/route-modules.js';
+import { Pages } from '../pages.js';
+import type { EdgeRouteModule, ModuleConfig } from './route-module.js';
 
 export type UserAgentFilterConfig = Partial<Pick<UserAgentFilterModuleInput, 'allow' | 'deny'>>;
 
@@ -94,3 +97,15 @@ export function compileUserAgentFilter(
     return !deny.some((regexp) => regexp.test(subject));
   };
 }
+
+/** `user_agent_filter`: 403 for a client whose User-Agent the route's patterns refuse. */
+export const userAgentFilterModule: EdgeRouteModule<ModuleConfig<'user_agent_filter'>> = {
+  schema: ROUTE_MODULE_SCHEMAS.user_agent_filter.input,
+  compile(config) {
+    const allows = compileUserAgentFilter(config);
+    return {
+      onRequest: (exchange) =>
+        allows(exchange.request.headers['user-agent']) ? undefined : exchange.page(Pages.userAgentDenied()),
+    };
+  },
+};

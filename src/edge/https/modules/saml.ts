@@ -1,4 +1,11 @@
-import type { EdgeSamlModule } from './route-modules.js';
+import { z } from 'zod';
+import { samlModuleInput } from '../../../schemas/route-modules.js';
+import { Pages } from '../pages.js';
+import type { EdgeRouteModule } from './route-module.js';
+
+/** The SP side of SAML as the feed carries it: the module plus the certificate it publishes. */
+const edgeSamlModule = samlModuleInput.extend({ request_signing_certificate_pem: z.string() });
+export type EdgeSamlModule = z.output<typeof edgeSamlModule>;
 
 /** Where the edge serves a route's SAML service-provider endpoints: `/saml/<route id>/<endpoint>`. */
 export const SAML_PATH_PREFIX = '/saml/';
@@ -55,3 +62,27 @@ export function samlMetadata(
     body: 'SAML sign-in is not built in this edge yet: only the service-provider metadata is served.\n',
   };
 }
+
+/**
+ * `saml`: the SP metadata is served at the route's `metadata_url`; a SAML sign-in is not built, so
+ * every other request of the route is refused (501) and nothing passes unauthenticated.
+ */
+export const samlModule: EdgeRouteModule<EdgeSamlModule> = {
+  schema: edgeSamlModule,
+  reservedPathPrefix: SAML_PATH_PREFIX,
+  compile(config) {
+    return {
+      // Fail closed: a route that requires SAML sign-in is never served unauthenticated.
+      onRequest: (exchange) => exchange.page(Pages.samlNotBuilt()),
+      serveReservedPath: ({ exchange, rest, routeId }) => ({
+        ...samlMetadata(
+          rest,
+          routeId,
+          config,
+          exchange.href.slice(0, exchange.href.indexOf('/', 'https://'.length)),
+        ),
+        outcome: 'saml',
+      }),
+    };
+  },
+};
