@@ -102,7 +102,7 @@ const CREDS = { aws_access_key_id: 'AKIAEDGEWARDTEST0001', aws_secret_access_key
 const EVENT_TYPE = 'ip_policy_created.v0';
 
 // ---------------------------------------------------------------------------------------------
-// Time-ordered ids, as src/server/crypto/ids.ts makes and reads them
+// Time-ordered ids, as src/crypto/ids.ts makes and reads them
 // ---------------------------------------------------------------------------------------------
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

@@ -12,45 +12,29 @@ const SRC = dirname(fileURLToPath(import.meta.url));
 
 const RULES: { folder: string; mayImport: string[] }[] = [
   { folder: 'schemas', mayImport: ['schemas'] },
+  // Shared rooms, below every program: small helpers that know no edgeward concept, and the
+  // crypto (ids, tokens, X.509, OpenSSH, sealed secrets) that knows nothing of HTTP.
+  { folder: 'lib', mayImport: ['lib'] },
+  { folder: 'crypto', mayImport: ['crypto', 'lib', 'schemas'] },
   // Traffic policy: compiled by the API to check policies when written, run by the edge.
   { folder: 'traffic-policy', mayImport: ['traffic-policy', 'schemas'] },
   { folder: 'client', mayImport: ['client', 'schemas'] },
-  // The data plane: the agent shares only the tunnel protocol with the edge; the edge uses the
-  // server's id, token-hash and X.509 helpers (leaves of the server), nothing else of it.
-  { folder: 'edge', mayImport: ['edge', 'schemas', 'traffic-policy', 'server/crypto', 'server/time'] },
-  { folder: 'agent', mayImport: ['agent', 'edge/tunnel/protocol', 'schemas'] },
-  // The dev cluster's PKI uses the server's X.509 helpers, a leaf of the server.
-  { folder: 'dev-cluster', mayImport: ['dev-cluster', 'server/crypto', 'server/time'] },
-  // Inside the server: store and crypto → events → http → edges and routes → plugins and app.
-  {
-    folder: 'server/store',
-    mayImport: ['server/store', 'server/crypto', 'server/time', 'server/errors', 'server/lazy', 'schemas'],
-  },
-  {
-    folder: 'server/crypto',
-    mayImport: ['server/crypto', 'server/time', 'server/errors', 'server/lazy', 'schemas'],
-  },
-  { folder: 'server/time', mayImport: ['server/time'] },
-  // Loading a module at its first use: a leaf, like time.
-  { folder: 'server/lazy', mayImport: ['server/lazy'] },
+  // The data plane: the edge and the agent share only the wire contracts of schemas/.
+  { folder: 'edge', mayImport: ['edge', 'schemas', 'traffic-policy', 'crypto', 'lib'] },
+  { folder: 'agent', mayImport: ['agent', 'schemas'] },
+  { folder: 'dev-cluster', mayImport: ['dev-cluster', 'crypto', 'lib'] },
+  // Inside the server: store → events → http → edges and routes → plugins and app.
+  { folder: 'server/store', mayImport: ['server/store', 'server/errors', 'crypto', 'lib', 'schemas'] },
   { folder: 'server/errors', mayImport: ['server/errors', 'schemas'] },
   {
     folder: 'server/events',
-    mayImport: ['server/events', 'server/store', 'server/crypto', 'server/time', 'server/errors', 'schemas'],
+    mayImport: ['server/events', 'server/store', 'server/errors', 'crypto', 'lib', 'schemas'],
   },
   {
     folder: 'server/http',
-    mayImport: [
-      'server/http',
-      'server/events',
-      'server/store',
-      'server/crypto',
-      'server/time',
-      'server/errors',
-      'schemas',
-    ],
+    mayImport: ['server/http', 'server/events', 'server/store', 'server/errors', 'crypto', 'lib', 'schemas'],
   },
-  { folder: 'server', mayImport: ['server', 'schemas', 'traffic-policy'] },
+  { folder: 'server', mayImport: ['server', 'schemas', 'traffic-policy', 'crypto', 'lib'] },
   // Inside the operator: runtime knows nothing of edgeward's kinds (it instruments the client's
   // transport and shares its retry policy); CRDs know no controller.
   { folder: 'operator/runtime', mayImport: ['operator/runtime', 'client'] },
@@ -60,7 +44,18 @@ const RULES: { folder: string; mayImport: string[] }[] = [
   { folder: 'image', mayImport: ['image'] },
   {
     folder: 'cli',
-    mayImport: ['cli', 'server', 'edge', 'agent', 'operator', 'client', 'dev-cluster', 'schemas'],
+    mayImport: [
+      'cli',
+      'server',
+      'edge',
+      'agent',
+      'operator',
+      'client',
+      'dev-cluster',
+      'crypto',
+      'lib',
+      'schemas',
+    ],
   },
 ];
 

@@ -13,7 +13,7 @@ import {
   TUNNEL_ALPN,
   TUNNEL_WINDOW_BYTES,
   TunnelPath,
-} from '../edge/tunnel/protocol.js';
+} from '../schemas/tunnel-protocol.js';
 import { dialTarget, type ForwardTarget } from './forward-target.js';
 import { parseEdgeAddr } from './options.js';
 import { reconnectDelayMs } from './reconnect.js';

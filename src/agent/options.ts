@@ -1,4 +1,4 @@
-import { LABEL_NAME, METADATA_MAX_LENGTH } from '../edge/tunnel/protocol.js';
+import { LABEL_NAME, METADATA_MAX_LENGTH } from '../schemas/tunnel-protocol.js';
 
 /** `host:port` (IPv6 in brackets) of the edge's tunnel endpoint. */
 export function parseEdgeAddr(address: string): { host: string; port: number } {

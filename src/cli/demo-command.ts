@@ -9,7 +9,7 @@ import { request } from 'undici';
 import { Agent } from '../agent/agent.js';
 import { parseForwardTarget } from '../agent/forward-target.js';
 import { EdgewardClient } from '../client/index.js';
-import { newSecretToken } from '../server/crypto/tokens.js';
+import { newSecretToken } from '../crypto/tokens.js';
 import { startServer } from '../server/start.js';
 import { API_KEY_PREFIX } from '../server/store/bootstrap.js';
 import { demoKubernetes } from './demo-kubernetes.js';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { loadSecretKey } from '../server/crypto/secret-key-file.js';
+import { loadSecretKey } from '../crypto/secret-key-file.js';
 import { edgeKeyFor } from '../server/edge-feed/edge-key.js';
 import { startServer } from '../server/start.js';
 import {

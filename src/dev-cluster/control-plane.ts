@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } 
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
-import { issueCertificate } from '../server/crypto/x509.js';
+import { issueCertificate } from '../crypto/x509.js';
 import { freePort } from './free-port.js';
 import { kubeconfig } from './kubeconfig.js';
 import { createPki, loadCa } from './pki.js';

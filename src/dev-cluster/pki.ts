@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type GeneratedCertificate, issueCertificate } from '../server/crypto/x509.js';
+import { type GeneratedCertificate, issueCertificate } from '../crypto/x509.js';
 
 export interface ClusterPki {
   dir: string;

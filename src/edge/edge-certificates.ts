@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
+import { selfSignedCertificate } from '../crypto/x509.js';
 import type { EdgeConfig } from '../schemas/edge-config.js';
-import { selfSignedCertificate } from '../server/crypto/x509.js';
 import { bestMatch } from './routing/hostnames.js';
 
 export type Certificate = { cert: string; key: string };

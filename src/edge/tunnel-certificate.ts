@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { selfSignedCertificate } from '../server/crypto/x509.js';
+import { selfSignedCertificate } from '../crypto/x509.js';
 
 export const TUNNEL_CERT_FILE = 'tunnel.crt';
 export const TUNNEL_KEY_FILE = 'tunnel.key';

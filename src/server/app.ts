@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { randomId } from './crypto/ids.js';
-import { SecretBox } from './crypto/secret-box.js';
-import { loadSecretKey } from './crypto/secret-key-file.js';
+import { randomId } from '../crypto/ids.js';
+import { SecretBox } from '../crypto/secret-box.js';
+import { loadSecretKey } from '../crypto/secret-key-file.js';
+import { rfc3339 } from '../lib/rfc3339.js';
 import { EdgeFeed } from './edge-feed/edge-feed.js';
 import { edgeKeyFor } from './edge-feed/edge-key.js';
 import { edgeFeedPlugin } from './edge-feed/feed-plugin.js';
@@ -25,7 +26,6 @@ import { RESERVED_PORT_MAX, RESERVED_PORT_MIN } from './routes/reserved-addrs.js
 import { type BootstrapResult, bootstrapAdmin } from './store/bootstrap.js';
 import { openDatabase } from './store/database.js';
 import { writesBrokenOn } from './store/write-transaction.js';
-import { rfc3339 } from './time/rfc3339.js';
 
 export interface AppOptions {
   dataDir: string;

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SecretBox } from '../../src/server/crypto/secret-box.js';
-import { loadSecretKey } from '../../src/server/crypto/secret-key-file.js';
+import { SecretBox } from '../../src/crypto/secret-box.js';
+import { loadSecretKey } from '../../src/crypto/secret-key-file.js';
 import { DatadogReceiver } from '../support/datadog-receiver.js';
 import { OpensslWorkspace, opensslView } from '../support/openssl.js';
 import { type Cr, condition, OperatorHarness } from '../support/operator-harness.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashToken } from '../../src/server/crypto/tokens.js';
+import { hashToken } from '../../src/crypto/tokens.js';
 import { AnswerDroppingProxy } from '../support/answer-dropping-proxy.js';
 import { condition, OperatorHarness, type Secret, secretValue } from '../support/operator-harness.js';
 import { idPattern, type TestServer } from '../support/server.js';

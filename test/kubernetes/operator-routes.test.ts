@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SecretBox } from '../../src/server/crypto/secret-box.js';
-import { loadSecretKey } from '../../src/server/crypto/secret-key-file.js';
+import { SecretBox } from '../../src/crypto/secret-box.js';
+import { loadSecretKey } from '../../src/crypto/secret-key-file.js';
 import { condition, OperatorHarness } from '../support/operator-harness.js';
 import { idPattern, type TestServer } from '../support/server.js';
 

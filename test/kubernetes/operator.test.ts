@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashToken } from '../../src/server/crypto/tokens.js';
+import { hashToken } from '../../src/crypto/tokens.js';
 import { OpensslWorkspace } from '../support/openssl.js';
 import {
   type Cr,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashToken } from '../../src/server/crypto/tokens.js';
+import { hashToken } from '../../src/crypto/tokens.js';
 import { createBot } from '../support/principals.js';
 import { ADMIN_KEY, idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
 

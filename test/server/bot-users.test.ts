@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../src/server/crypto/ids.js';
-import { hashToken } from '../../src/server/crypto/tokens.js';
+import { newId } from '../../src/crypto/ids.js';
+import { hashToken } from '../../src/crypto/tokens.js';
 import { eventsOf, eventTypesOf } from '../support/events.js';
 import { walkPages } from '../support/paging.js';
 import { type BotUserWire, createBot } from '../support/principals.js';

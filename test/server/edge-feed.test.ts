@@ -1,13 +1,13 @@
 import { createInterface } from 'node:readline';
 import { Agent, type Dispatcher, request as undiciRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashToken } from '../../src/crypto/tokens.js';
 import {
   EDGE_FEED_PATH,
   type EdgeFeedMessage,
   edgeCommandResultPath,
   edgeSessionPath,
 } from '../../src/schemas/edge-config.js';
-import { hashToken } from '../../src/server/crypto/tokens.js';
 import { ADMIN_KEY, startTestServer, type TestServer } from '../support/server.js';
 
 /**

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SecretBox } from '../../src/server/crypto/secret-box.js';
-import { loadSecretKey } from '../../src/server/crypto/secret-key-file.js';
+import { SecretBox } from '../../src/crypto/secret-box.js';
+import { loadSecretKey } from '../../src/crypto/secret-key-file.js';
 import { walkPages } from '../support/paging.js';
 import { idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';
 import { storedData } from '../support/stored-data.js';

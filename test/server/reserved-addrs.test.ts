@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../src/server/crypto/ids.js';
+import { newId } from '../../src/crypto/ids.js';
 import { ApiError } from '../../src/server/errors/api-error.js';
 import { insertWithFreeAddr } from '../../src/server/routes/reserved-addrs.js';
 import { idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EdgewardClient } from '../../src/client/index.js';
-import { SecretBox } from '../../src/server/crypto/secret-box.js';
-import { loadSecretKey } from '../../src/server/crypto/secret-key-file.js';
+import { SecretBox } from '../../src/crypto/secret-box.js';
+import { loadSecretKey } from '../../src/crypto/secret-key-file.js';
 import { eventsOf } from '../support/events.js';
 import {
   attributeOf,

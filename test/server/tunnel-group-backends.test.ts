@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EdgewardClient } from '../../src/client/index.js';
-import { newId } from '../../src/server/crypto/ids.js';
+import { newId } from '../../src/crypto/ids.js';
 import { eventsOf } from '../support/events.js';
 import { countRows, walkPages } from '../support/paging.js';
 import { ADMIN_KEY, idPattern, RFC3339_UTC, startTestServer, type TestServer } from '../support/server.js';

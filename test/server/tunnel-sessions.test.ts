@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../src/server/crypto/ids.js';
+import { newId } from '../../src/crypto/ids.js';
 import type { TunnelSessionsTable } from '../../src/server/store/tables.js';
 import { insertTunnelSession } from '../support/fixtures.js';
 import { startTestServer, type TestServer } from '../support/server.js';

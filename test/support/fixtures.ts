@@ -1,4 +1,4 @@
-import { newId } from '../../src/server/crypto/ids.js';
+import { newId } from '../../src/crypto/ids.js';
 import type { TunnelSessionsTable } from '../../src/server/store/tables.js';
 import type { TestServer } from './server.js';
 

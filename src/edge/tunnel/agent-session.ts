@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { ClientHttp2Session } from 'node:http2';
 import type { Duplex } from 'node:stream';
+import { commandRefusal, SourceHeader, TunnelPath } from '../../schemas/tunnel-protocol.js';
 import type { AgentCommandName, TunnelSession, TunnelSessionInfo } from '../routing/tunnel-session.js';
-import { commandRefusal, SourceHeader, TunnelPath } from './protocol.js';
 import { requestAgent } from './request.js';
 
 /** The agent declined a command (409); the message is the agent's own, meant for whoever asked. */

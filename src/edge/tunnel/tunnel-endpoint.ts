@@ -2,8 +2,14 @@ import { EventEmitter } from 'node:events';
 import http2, { type ClientHttp2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
+import {
+  type AgentHello,
+  agentHello,
+  TUNNEL_ALPN,
+  TUNNEL_WINDOW_BYTES,
+  TunnelPath,
+} from '../../schemas/tunnel-protocol.js';
 import { AgentSession } from './agent-session.js';
-import { type AgentHello, agentHello, TUNNEL_ALPN, TUNNEL_WINDOW_BYTES, TunnelPath } from './protocol.js';
 import { answerJson, requestAgent } from './request.js';
 
 /** Why an agent may not open a session; its message is sent to the agent. */

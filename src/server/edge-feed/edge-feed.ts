@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { z } from 'zod';
+import type { SecretBox } from '../../crypto/secret-box.js';
 import {
   type EdgeCommand,
   type EdgeCommandResult,
@@ -10,7 +11,6 @@ import {
   edgeCommand,
   edgeCommandResult,
 } from '../../schemas/edge-config.js';
-import type { SecretBox } from '../crypto/secret-box.js';
 import { ApiError } from '../errors/api-error.js';
 import type { ChangeSignal, ReplicaChannel } from '../events/change-signal.js';
 import type { Db } from '../store/database.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
+import type { SecretBox } from '../../crypto/secret-box.js';
 import type { EdgeConfig, EdgeHttpsEdge, EdgeHttpsRoute } from '../../schemas/edge-config.js';
-import type { SecretBox } from '../crypto/secret-box.js';
 import { HTTPS_EDGE_ROUTE_MODULES } from '../edges/route-module-kinds.js';
 import { parseStoredModules, type StoredModules } from '../edges/stored-modules.js';
 import { privateKeySealContext } from '../routes/tls-certificates.js';

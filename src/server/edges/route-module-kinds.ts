@@ -1,3 +1,4 @@
+import { loadX509 } from '../../crypto/x509-loader.js';
 import { ROUTE_MODULE_NAMES, type RouteModuleName } from '../../schemas/route-module-table.js';
 import {
   circuitBreakerModule,
@@ -28,7 +29,6 @@ import {
   websocketTcpConverterModule,
   websocketTcpConverterModuleInput,
 } from '../../schemas/route-modules.js';
-import { loadX509 } from '../crypto/x509-loader.js';
 import { conflict } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import {

@@ -1,5 +1,5 @@
 import { type Insertable, PostgresAdapter, sql } from 'kysely';
-import { newId } from '../crypto/ids.js';
+import { newId } from '../../crypto/ids.js';
 import type { Db } from '../store/database.js';
 import type { DeliveryState, EventDeliveriesTable } from '../store/tables.js';
 

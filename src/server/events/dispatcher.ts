@@ -1,11 +1,11 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Registry } from 'prom-client';
+import { newId } from '../../crypto/ids.js';
+import type { SecretBox } from '../../crypto/secret-box.js';
+import { rfc3339 } from '../../lib/rfc3339.js';
 import type { EventDestinationTestResult, EventEnvelope } from '../../schemas/event-delivery.js';
-import { newId } from '../crypto/ids.js';
-import type { SecretBox } from '../crypto/secret-box.js';
 import type { Db } from '../store/database.js';
-import { rfc3339 } from '../time/rfc3339.js';
 import { nextBatch } from './batches.js';
 import type { ChangeSignal } from './change-signal.js';
 import { DeliveryMetrics } from './delivery-metrics.js';

@@ -1,6 +1,6 @@
+import { idTimeMs, newId } from '../../crypto/ids.js';
+import { rfc3339 } from '../../lib/rfc3339.js';
 import { type EventEnvelope, TEST_EVENT_TYPE } from '../../schemas/event-delivery.js';
-import { idTimeMs, newId } from '../crypto/ids.js';
-import { rfc3339 } from '../time/rfc3339.js';
 import type { PendingDelivery } from './delivery-store.js';
 import type { OutboundRecord } from './targets/delivery-target.js';
 

@@ -1,6 +1,6 @@
-import { newId } from '../crypto/ids.js';
+import { newId } from '../../crypto/ids.js';
+import { rfc3339 } from '../../lib/rfc3339.js';
 import type { Db } from '../store/database.js';
-import { rfc3339 } from '../time/rfc3339.js';
 
 export type EventAction = 'created' | 'updated' | 'deleted';
 

@@ -1,5 +1,5 @@
+import type { SecretBox } from '../../crypto/secret-box.js';
 import type { EventTargetInput } from '../../schemas/event-destinations.js';
-import type { SecretBox } from '../crypto/secret-box.js';
 
 /**
  * An event destination's target as sealed at rest: every member present, secrets in the clear

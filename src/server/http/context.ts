@@ -1,4 +1,4 @@
-import type { SecretBox } from '../crypto/secret-box.js';
+import type { SecretBox } from '../../crypto/secret-box.js';
 import type { Db } from '../store/database.js';
 
 /** Who is calling: the owner of the API key on the request. */

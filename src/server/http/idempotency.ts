@@ -1,9 +1,9 @@
-import type { SecretBox } from '../crypto/secret-box.js';
+import type { SecretBox } from '../../crypto/secret-box.js';
+import { rfc3339 } from '../../lib/rfc3339.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Db } from '../store/database.js';
 import { isUniqueViolation } from '../store/unique-violation.js';
 import { inWriteTransaction } from '../store/write-transaction.js';
-import { rfc3339 } from '../time/rfc3339.js';
 
 /** Idempotency keys are honoured for 24 hours, like most APIs that offer them. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { hashToken } from '../../crypto/tokens.js';
 import { isIdOf } from '../../schemas/id-prefixes.js';
-import { hashToken } from '../crypto/tokens.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Principal } from '../http/context.js';
 import type { PrincipalCache } from '../http/principal-cache.js';

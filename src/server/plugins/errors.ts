@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { InvalidInputError } from '../../crypto/invalid-input.js';
 import type { ErrorBody } from '../../schemas/common.js';
 import { ApiError, type ErrorDetails } from '../errors/api-error.js';
 import { type ErrorCode, errorCatalogue } from '../errors/catalogue.js';
@@ -61,6 +62,10 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
       if (error.statusCode >= 500) request.log.error({ err: error }, 'request failed');
       return sendError(request, reply, error.code, error.message, error.details);
     }
+    // The crypto helpers' refusals (a PEM that is not a certificate, a key that does not match) name
+    // the field they refuse: bad input, like a schema's refusal.
+    if (error instanceof InvalidInputError)
+      return sendError(request, reply, 'ERR_EDGEWARD_100', error.message);
     if (isUniqueViolation(error)) {
       // A race the route's own existence check could not see (two replicas on PostgreSQL, say).
       return sendError(

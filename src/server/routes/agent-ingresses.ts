@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { rfc3339 } from '../../lib/rfc3339.js';
 import {
   type AgentIngress,
   type AgentIngressCertPolicy,
@@ -12,7 +13,6 @@ import {
 import { conflict } from '../errors/api-error.js';
 import type { Db } from '../store/database.js';
 import type { Row } from '../store/rows.js';
-import { rfc3339 } from '../time/rfc3339.js';
 import { nsTargetsFor, regionDomainsFor } from './agent-ingress-names.js';
 import { defineCollection } from './collection.js';
 import { defineCreateRoute } from './collection-create.js';

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { hashToken, newSecretToken } from '../../crypto/tokens.js';
 import { type ApiKey, apiKey, apiKeyCreate, apiKeyList, apiKeyUpdate } from '../../schemas/api-keys.js';
-import { hashToken, newSecretToken } from '../crypto/tokens.js';
 import { inUse } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { API_KEY_PREFIX } from '../store/bootstrap.js';

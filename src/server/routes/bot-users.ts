@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { newId } from '../../crypto/ids.js';
 import { type BotUser, botUser, botUserCreate, botUserList, botUserUpdate } from '../../schemas/bot-users.js';
-import { newId } from '../crypto/ids.js';
 import { inUse } from '../errors/api-error.js';
 import { requireAdmin } from '../http/authorization.js';
 import type { RequestContext } from '../http/context.js';

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { loadX509 } from '../../crypto/x509-loader.js';
 import {
   type CertificateAuthority,
   certificateAuthority,
@@ -6,7 +7,6 @@ import {
   certificateAuthorityList,
   certificateAuthorityUpdate,
 } from '../../schemas/certificate-authorities.js';
-import { loadX509 } from '../crypto/x509-loader.js';
 import { moduleOwnersReferencing } from '../edges/module-references.js';
 import { inUse } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { hashToken, newSecretToken } from '../../crypto/tokens.js';
 import {
   type Credential,
   credential,
@@ -6,7 +7,6 @@ import {
   credentialList,
   credentialUpdate,
 } from '../../schemas/credentials.js';
-import { hashToken, newSecretToken } from '../crypto/tokens.js';
 import type { RequestContext } from '../http/context.js';
 import { insertRow, type Row } from '../store/rows.js';
 import { defineCollection } from './collection.js';

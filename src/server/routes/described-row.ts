@@ -1,4 +1,4 @@
-import { newId } from '../crypto/ids.js';
+import { newId } from '../../crypto/ids.js';
 import type { RequestContext } from '../http/context.js';
 
 /** The columns shared by resources with a description and metadata (see `describedResourceFields`). */

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { newId } from '../../crypto/ids.js';
 import { listQuery } from '../../schemas/common.js';
 import {
   type HttpsEdgeRoute,
@@ -10,7 +11,6 @@ import {
   httpsEdgeRouteUpdate,
 } from '../../schemas/https-edge-routes.js';
 import { idPrefixOf } from '../../schemas/id-prefixes.js';
-import { newId } from '../crypto/ids.js';
 import { edgeOrigin } from '../edges/hostports.js';
 import type { WireScope } from '../edges/module-kinds.js';
 import { HTTPS_EDGE_ROUTE_MODULES } from '../edges/route-module-kinds.js';

@@ -1,5 +1,6 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { generateSshCaKeyPair, type SshCaKeySpec } from '../../crypto/ssh-keypair.js';
 import {
   type SshCertificateAuthority,
   type SshCertificateAuthorityCreate,
@@ -8,7 +9,6 @@ import {
   sshCertificateAuthorityList,
   sshCertificateAuthorityUpdate,
 } from '../../schemas/ssh-certificate-authorities.js';
-import { generateSshCaKeyPair, type SshCaKeySpec } from '../crypto/ssh-keypair.js';
 import type { RequestContext } from '../http/context.js';
 import { insertRow, type Row } from '../store/rows.js';
 import { defineCollection } from './collection.js';

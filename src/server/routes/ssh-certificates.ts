@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import sshpk from 'sshpk';
 import type { z } from 'zod';
+import { type SshCertificateType, signSshCertificate } from '../../crypto/ssh-certificate.js';
+import { parseSshPublicKey, SshPublicKeyError } from '../../crypto/ssh-public-key.js';
+import { rfc3339 } from '../../lib/rfc3339.js';
 import type { SshKeyType } from '../../schemas/ssh-certificate-authorities.js';
 import {
   DEFAULT_SSH_USER_EXTENSIONS,
@@ -16,12 +19,9 @@ import {
   sshUserCertificateList,
   sshUserCertificateUpdate,
 } from '../../schemas/ssh-certificates.js';
-import { type SshCertificateType, signSshCertificate } from '../crypto/ssh-certificate.js';
-import { parseSshPublicKey, SshPublicKeyError } from '../crypto/ssh-public-key.js';
 import { badReference, badRequest } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { findRow, insertRow, type Row } from '../store/rows.js';
-import { rfc3339 } from '../time/rfc3339.js';
 import { type Collection, defineCollection } from './collection.js';
 import { defineCreateRoute } from './collection-create.js';
 import { defineCollectionReads } from './collection-reads.js';

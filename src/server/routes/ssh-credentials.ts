@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { parseSshPublicKey, SshPublicKeyError } from '../../crypto/ssh-public-key.js';
 import {
   type SshCredential,
   sshCredential,
@@ -6,7 +7,6 @@ import {
   sshCredentialList,
   sshCredentialUpdate,
 } from '../../schemas/ssh-credentials.js';
-import { parseSshPublicKey, SshPublicKeyError } from '../crypto/ssh-public-key.js';
 import { badRequest, conflict } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { insertRow, type Row } from '../store/rows.js';

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import type { LeafCertificateFields } from '../../crypto/x509.js';
+import { loadX509 } from '../../crypto/x509-loader.js';
 import {
   type TlsCertificate,
   tlsCertificate,
@@ -6,8 +8,6 @@ import {
   tlsCertificateList,
   tlsCertificateUpdate,
 } from '../../schemas/tls-certificates.js';
-import type { LeafCertificateFields } from '../crypto/x509.js';
-import { loadX509 } from '../crypto/x509-loader.js';
 import { badRequest } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { insertRow, type Row } from '../store/rows.js';

@@ -1,7 +1,7 @@
+import { newId } from '../../crypto/ids.js';
+import { hashToken, newSecretToken } from '../../crypto/tokens.js';
+import { rfc3339 } from '../../lib/rfc3339.js';
 import { idPrefixOf } from '../../schemas/id-prefixes.js';
-import { newId } from '../crypto/ids.js';
-import { hashToken, newSecretToken } from '../crypto/tokens.js';
-import { rfc3339 } from '../time/rfc3339.js';
 import type { Db } from './database.js';
 import { isUniqueViolation } from './unique-violation.js';
 import { inWriteTransaction } from './write-transaction.js';

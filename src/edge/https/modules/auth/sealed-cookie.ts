@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { SecretBox } from '../../../../server/crypto/secret-box.js';
+import { SecretBox } from '../../../../crypto/secret-box.js';
 
 /**
  * JSON sealed with AES-256-GCM (the server's SecretBox). The context is authenticated data: it

@@ -1,6 +1,6 @@
 import { sign } from 'node:crypto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { type GeneratedCertificate, selfSignedCertificate } from '../../../../server/crypto/x509.js';
+import { type GeneratedCertificate, selfSignedCertificate } from '../../../../crypto/x509.js';
 import { createWebhookVerifier, isSnsSigningCertUrl, type SignedRequest } from './index.js';
 import { fetchSnsCertificate } from './providers/sns.js';
 

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../errors/api-error.js';
+import { InvalidInputError } from './invalid-input.js';
 import {
   canonicalIp,
   certificateAuthorityFields,
@@ -17,16 +17,15 @@ import {
   selfSignedCertificate,
 } from './x509.js';
 
-/** The message of the ApiError `run` throws (fails the test when it does not throw one). */
-function apiErrorOf(run: () => unknown): string {
+/** The message of the InvalidInputError `run` throws (fails the test when it does not throw one). */
+function refusalOf(run: () => unknown): string {
   try {
     run();
   } catch (error) {
-    expect(error).toBeInstanceOf(ApiError);
-    expect((error as ApiError).statusCode).toBe(400);
-    return (error as ApiError).message;
+    expect(error).toBeInstanceOf(InvalidInputError);
+    return (error as InvalidInputError).message;
   }
-  throw new Error('expected an ApiError');
+  throw new Error('expected an InvalidInputError');
 }
 
 describe('selfSignedCertificate', () => {
@@ -121,29 +120,29 @@ describe('parsing', () => {
 
   it('names the field in every refusal', async () => {
     const { certificatePem, privateKeyPem } = await selfSignedCertificate({ commonName: 'x', validDays: 1 });
-    expect(apiErrorOf(() => parsePemChain('nope', 'f'))).toBe('f: is not a PEM-encoded X.509 certificate');
-    expect(apiErrorOf(() => parsePemChain(certificatePem + privateKeyPem, 'f'))).toMatch(
+    expect(refusalOf(() => parsePemChain('nope', 'f'))).toBe('f: is not a PEM-encoded X.509 certificate');
+    expect(refusalOf(() => parsePemChain(certificatePem + privateKeyPem, 'f'))).toMatch(
       /^f: contains a private key/,
     );
     expect(
-      apiErrorOf(() =>
+      refusalOf(() =>
         parsePemChain(`${certificatePem}-----BEGIN CERTIFICATE-----\n!!\n-----END CERTIFICATE-----`, 'f'),
       ),
     ).toBe('f: is not a PEM-encoded X.509 certificate (block 2 of 2)');
     expect(
-      apiErrorOf(() => parsePemChain(`${certificatePem}${privateKeyPem.split('-----END')[0]}`, 'f')),
+      refusalOf(() => parsePemChain(`${certificatePem}${privateKeyPem.split('-----END')[0]}`, 'f')),
     ).toMatch(/^f: contains a private key/);
-    expect(apiErrorOf(() => parsePemChain(`-----BEGIN X-----\n${certificatePem}`, 'f'))).toBe(
+    expect(refusalOf(() => parsePemChain(`-----BEGIN X-----\n${certificatePem}`, 'f'))).toBe(
       'f: has a -----BEGIN line without a matching -----END line',
     );
-    expect(apiErrorOf(() => parseCaCertificate(certificatePem, 'ca'))).toBe(
+    expect(refusalOf(() => parseCaCertificate(certificatePem, 'ca'))).toBe(
       'ca: is not a CA certificate (basicConstraints CA is not true)',
     );
-    expect(apiErrorOf(() => parseCaCertificate(certificatePem + certificatePem, 'ca'))).toBe(
+    expect(refusalOf(() => parseCaCertificate(certificatePem + certificatePem, 'ca'))).toBe(
       'ca: contains 2 certificates; upload one CA certificate per certificate authority',
     );
-    expect(apiErrorOf(() => parsePrivateKey('nope', 'k'))).toBe('k: is not a PEM-encoded private key');
-    expect(apiErrorOf(() => parsePrivateKey(certificatePem, 'k'))).toBe(
+    expect(refusalOf(() => parsePrivateKey('nope', 'k'))).toBe('k: is not a PEM-encoded private key');
+    expect(refusalOf(() => parsePrivateKey(certificatePem, 'k'))).toBe(
       "k: must hold only the private key; found a 'CERTIFICATE' block",
     );
   });
@@ -156,11 +155,11 @@ describe('parsing', () => {
       cipher: 'aes-256-cbc',
       passphrase: 'pw',
     });
-    expect(apiErrorOf(() => parsePrivateKey(encrypted.toString(), 'k'))).toBe(
+    expect(refusalOf(() => parsePrivateKey(encrypted.toString(), 'k'))).toBe(
       'k: is encrypted; upload the key without a passphrase',
     );
     const ed448 = generateKeyPairSync('ed448').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    expect(apiErrorOf(() => privateKeyType(parsePrivateKey(ed448, 'k'), 'k'))).toBe(
+    expect(refusalOf(() => privateKeyType(parsePrivateKey(ed448, 'k'), 'k'))).toBe(
       "k: has key type 'ed448'; use an RSA, ECDSA or Ed25519 key",
     );
     const ed25519 = generateKeyPairSync('ed25519')
@@ -174,7 +173,7 @@ describe('parsing', () => {
     const b = await selfSignedCertificate({ commonName: 'same', validDays: 1 });
     // Same names, different keys: the name check alone would pass; the signature check does not.
     const chain = parsePemChain(a.certificatePem + b.certificatePem, 'chain');
-    expect(apiErrorOf(() => checkChainOrder(chain, 'chain'))).toBe(
+    expect(refusalOf(() => checkChainOrder(chain, 'chain'))).toBe(
       'chain: certificate 2 is not the issuer of certificate 1; give the chain leaf first',
     );
     expect(() => checkChainOrder(parsePemChain(a.certificatePem, 'chain'), 'chain')).not.toThrow();

@@ -1,5 +1,5 @@
 import { randomFillSync } from 'node:crypto';
-import { ID_SUFFIX_LENGTH } from '../../schemas/id-prefixes.js';
+import { ID_SUFFIX_LENGTH } from '../schemas/id-prefixes.js';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const RANDOM_BYTES = 14;

@@ -15,8 +15,8 @@ import {
   webcrypto,
 } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
-import { badRequest } from '../errors/api-error.js';
-import { rfc3339 } from '../time/rfc3339.js';
+import { rfc3339 } from '../lib/rfc3339.js';
+import { InvalidInputError } from './invalid-input.js';
 
 // Explicit, so generation does not depend on which global `crypto` the runtime happens to expose.
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
@@ -81,22 +81,24 @@ function parseDer(der: Buffer): ParsedCertificate | undefined {
  */
 export function parsePemChain(pem: string, field: string): ParsedCertificate[] {
   if (pem.includes('PRIVATE KEY')) {
-    throw badRequest(`${field}: contains a private key; give only certificates here (nothing was stored)`);
+    throw new InvalidInputError(
+      `${field}: contains a private key; give only certificates here (nothing was stored)`,
+    );
   }
   const blocks = pemBlocks(pem);
   if ((pem.match(/-----BEGIN/g) ?? []).length !== blocks.length) {
-    throw badRequest(`${field}: has a -----BEGIN line without a matching -----END line`);
+    throw new InvalidInputError(`${field}: has a -----BEGIN line without a matching -----END line`);
   }
-  if (blocks.length === 0) throw badRequest(`${field}: is not a PEM-encoded X.509 certificate`);
+  if (blocks.length === 0) throw new InvalidInputError(`${field}: is not a PEM-encoded X.509 certificate`);
   return blocks.map((block, index) => {
     const where = blocks.length > 1 ? ` (block ${index + 1} of ${blocks.length})` : '';
     if (block.label !== 'CERTIFICATE') {
       const found = block.label === '' ? 'a malformed PEM block' : `a '${block.label}' block`;
-      throw badRequest(`${field}: is not a PEM-encoded X.509 certificate${where}; found ${found}`);
+      throw new InvalidInputError(`${field}: is not a PEM-encoded X.509 certificate${where}; found ${found}`);
     }
     const der = blockDer(block);
     const parsed = der && parseDer(der);
-    if (!parsed) throw badRequest(`${field}: is not a PEM-encoded X.509 certificate${where}`);
+    if (!parsed) throw new InvalidInputError(`${field}: is not a PEM-encoded X.509 certificate${where}`);
     return parsed;
   });
 }
@@ -114,12 +116,12 @@ export function parseCaCertificate(pem: string, field: string): ParsedCertificat
   const chain = parsePemChain(pem, field);
   const [only] = chain;
   if (!only || chain.length !== 1) {
-    throw badRequest(
+    throw new InvalidInputError(
       `${field}: contains ${chain.length} certificates; upload one CA certificate per certificate authority`,
     );
   }
   if (!only.cert.getExtension(x509.BasicConstraintsExtension)?.ca) {
-    throw badRequest(`${field}: is not a CA certificate (basicConstraints CA is not true)`);
+    throw new InvalidInputError(`${field}: is not a CA certificate (basicConstraints CA is not true)`);
   }
   return only;
 }
@@ -140,7 +142,7 @@ export function checkChainOrder(chain: ParsedCertificate[], field: string): void
       issued = false;
     }
     if (!issued) {
-      throw badRequest(
+      throw new InvalidInputError(
         `${field}: certificate ${index + 2} is not the issuer of certificate ${index + 1}; give the chain leaf first`,
       );
     }
@@ -159,16 +161,17 @@ export function parsePrivateKey(pem: string, field: string): KeyObject {
   const keys = blocks.filter((block) => isPrivateKeyLabel(block.label));
   const encrypted = (block: PemBlock) =>
     block.label === 'ENCRYPTED PRIVATE KEY' || /Proc-Type:\s*4,ENCRYPTED/.test(block.body);
-  if (keys.some(encrypted)) throw badRequest(`${field}: is encrypted; upload the key without a passphrase`);
+  if (keys.some(encrypted))
+    throw new InvalidInputError(`${field}: is encrypted; upload the key without a passphrase`);
   const other = blocks.find((block) => !isPrivateKeyLabel(block.label) && block.label !== 'EC PARAMETERS');
   if (other) {
     const found = other.label === '' ? 'a malformed PEM block' : `a '${other.label}' block`;
-    throw badRequest(`${field}: must hold only the private key; found ${found}`);
+    throw new InvalidInputError(`${field}: must hold only the private key; found ${found}`);
   }
   const [key] = keys;
-  if (!key) throw badRequest(`${field}: is not a PEM-encoded private key`);
+  if (!key) throw new InvalidInputError(`${field}: is not a PEM-encoded private key`);
   if (keys.length > 1) {
-    throw badRequest(
+    throw new InvalidInputError(
       `${field}: contains ${keys.length} private keys; give only the key of the leaf certificate`,
     );
   }
@@ -176,9 +179,9 @@ export function parsePrivateKey(pem: string, field: string): KeyObject {
     return createPrivateKey({ key: key.text, format: 'pem' });
   } catch (error) {
     if ((error as { code?: unknown }).code === 'ERR_MISSING_PASSPHRASE') {
-      throw badRequest(`${field}: is encrypted; upload the key without a passphrase`);
+      throw new InvalidInputError(`${field}: is encrypted; upload the key without a passphrase`);
     }
-    throw badRequest(`${field}: is not a PEM-encoded private key`);
+    throw new InvalidInputError(`${field}: is not a PEM-encoded private key`);
   }
 }
 
@@ -193,7 +196,7 @@ export function privateKeyType(key: KeyObject, field: string): PrivateKeyType {
     case 'ed25519':
       return 'ed25519';
     default:
-      throw badRequest(
+      throw new InvalidInputError(
         `${field}: has key type '${key.asymmetricKeyType ?? 'unknown'}'; use an RSA, ECDSA or Ed25519 key`,
       );
   }

@@ -1,4 +1,4 @@
-import { lazyModule } from '../lazy/lazy-module.js';
+import { lazyModule } from '../lib/lazy-module.js';
 
 /** `./x509.js` and @peculiar/x509 under it: about 8 MiB and most of a second to load, for a few routes. */
 export type X509Module = typeof import('./x509.js');
