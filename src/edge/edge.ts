@@ -1,6 +1,4 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import type net from 'node:net';
-import { pipeline } from 'node:stream';
 import type { Logger } from 'pino';
 import { newId } from '../crypto/ids.js';
 import { hashToken } from '../crypto/tokens.js';
@@ -13,11 +11,11 @@ import { HttpsRouteTable } from './https/https-routes.js';
 import { TcpListeners } from './listeners/tcp-listeners.js';
 import { type TlsEdgeEvent, TlsEdgeListener, type TlsRoute } from './listeners/tls-listener.js';
 import { refusedBinds } from './routing/acl.js';
-import { type ConnectionPolicy, compileConnectionPolicy } from './routing/connection-policy.js';
-import { ALLOW_ALL, compileIpRestriction, type IpRestriction, normalizeIp } from './routing/ip-policy.js';
-import { NoOnlineSession, SessionPool } from './routing/session-pool.js';
+import { normalizeIp } from './routing/ip-policy.js';
+import { SessionPool } from './routing/session-pool.js';
 import type { TunnelSession } from './routing/tunnel-session.js';
 import { SshEndpoint } from './ssh/ssh-endpoint.js';
+import { TcpRoutes } from './tcp-routes.js';
 import { TlsRoutes } from './tls-routes.js';
 import { SessionRefused, TunnelEndpoint } from './tunnel/tunnel-endpoint.js';
 
@@ -53,17 +51,10 @@ const REPORT_WAIT_MS = 2000;
 /** How long an unknown token waits for a configuration that may bring its credential. */
 const UNKNOWN_TOKEN_GRACE_MS = 1500;
 
-interface TcpRoute {
-  edgeId: string;
-  restriction: IpRestriction;
-  policy: ConnectionPolicy;
-  labels: Record<string, string> | undefined;
-}
-
 /**
  * `edgeward edge`: the data plane. Takes its configuration from the control plane's feed, admits
- * agents (tunnel credentials and their ACLs), reports their sessions, and carries public TCP
- * connections to the sessions of each edge's backend.
+ * agents (tunnel credentials and their ACLs), reports their sessions and relays their commands;
+ * TCP, TLS and HTTPS edges' connections are routed by `TcpRoutes`, `TlsRoutes` and `HttpsFront`.
  */
 export class Edge {
   readonly id: string;
@@ -74,16 +65,15 @@ export class Edge {
   readonly #tcp: TcpListeners;
   readonly #ssh: SshEndpoint | undefined;
   readonly #tlsRoutes: TlsRoutes;
+  readonly #tcpRoutes: TcpRoutes;
   readonly #certificates: EdgeCertificates;
   readonly #httpsRoutes: HttpsRouteTable;
   readonly #https: HttpsFront;
   /** Seals OAuth/OIDC session cookies: derived from the edge key, so every edge opens them. */
   readonly #cookieKey: Buffer;
   readonly #tls: TlsEdgeListener | undefined;
-  readonly #carried = new Set<net.Socket>();
   readonly #log: Logger;
   #config: EdgeConfig | undefined;
-  #tcpRoutes = new Map<number, TcpRoute>();
   readonly #configWaiters = new Set<() => void>();
   #feedOpen = false;
   /** Draining: a configuration arriving now must not open listeners again. */
@@ -143,7 +133,11 @@ export class Edge {
         onError: (error) => this.#log.error({ err: error }, 'TLS edge listener error'),
       });
     }
-    this.#tcp = new TcpListeners(options.tcpHost, (port, socket) => this.#onTcpConnection(port, socket), {
+    this.#tcpRoutes = new TcpRoutes(this.pool, this.metrics, this.#log, {
+      region: options.region,
+      portRange: options.tcpPortRange,
+    });
+    this.#tcp = new TcpListeners(options.tcpHost, (port, socket) => this.#tcpRoutes.serve(port, socket), {
       listening: (port) => this.#log.info({ port }, 'TCP edge port open'),
       failed: (port, error) => this.#log.error({ port, err: error }, 'TCP edge port could not be opened'),
       stopped: (port) => this.#log.info({ port }, 'TCP edge port closed'),
@@ -210,22 +204,18 @@ export class Edge {
     // Stop accepting first; `closed` settles once the last carried connection is gone.
     const listenersClosed = this.#tcp.close();
     const tlsClosed = this.#tls?.close(this.options.drainTimeoutMs ?? 10_000);
-    const drained = this.#drain();
+    const drained = this.#tcpRoutes.drained();
     const deadline = new Promise<void>((resolve) =>
       setTimeout(resolve, this.options.drainTimeoutMs ?? 10_000).unref(),
     );
     await Promise.race([drained, deadline]);
-    for (const socket of this.#carried) socket.destroy();
+    this.#tcpRoutes.cutCarried();
     await listenersClosed;
     await tlsClosed;
     this.#https.close();
     await this.#tunnel.close();
     await this.#ssh?.close();
     await this.#controlPlane.stop();
-  }
-
-  async #drain(): Promise<void> {
-    while (this.#carried.size > 0) await new Promise((resolve) => setTimeout(resolve, 50));
   }
 
   async #credentialOfToken(token: string): Promise<{ id: string; acl: string[] }> {
@@ -360,7 +350,7 @@ export class Edge {
     this.#config = config;
     this.metrics.configApplied.inc();
     this.#closeSessionsNoLongerAllowed(config);
-    this.#tcpRoutes = this.#compileTcpRoutes(config);
+    this.#tcpRoutes.apply(config);
     this.#certificates.apply(config);
     this.#tlsRoutes.apply(config);
     this.#httpsRoutes.apply(config, {
@@ -386,11 +376,8 @@ export class Edge {
         0,
       ),
     );
-    if (!this.#stopping) this.#tcp.apply(new Set(this.#tcpRoutes.keys()));
-    this.#log.info(
-      { revision: config.revision, tcpPorts: [...this.#tcpRoutes.keys()] },
-      'configuration applied',
-    );
+    if (!this.#stopping) this.#tcp.apply(new Set(this.#tcpRoutes.ports()));
+    this.#log.info({ revision: config.revision, tcpPorts: this.#tcpRoutes.ports() }, 'configuration applied');
     this.#resolveFirstConfig();
     for (const waiter of [...this.#configWaiters]) waiter();
   }
@@ -415,41 +402,6 @@ export class Edge {
         session.close(`the credential's ACL no longer allows bind ${refused.join(', ')}`);
       }
     }
-  }
-
-  #compileTcpRoutes(config: EdgeConfig): Map<number, TcpRoute> {
-    const routes = new Map<number, TcpRoute>();
-    const { min, max } = this.options.tcpPortRange;
-    for (const edge of config.tcp_edges) {
-      const restriction =
-        edge.ip_restriction?.enabled === true
-          ? compileIpRestriction(edge.ip_restriction.ip_policy_ids, config.ip_policies)
-          : ALLOW_ALL;
-      const labels = this.#backendLabels(config, edge.backend);
-      const policy = compileConnectionPolicy(
-        edge.policy,
-        (reason) =>
-          this.#log.error(
-            { edgeId: edge.id, reason },
-            'TCP edge policy unreadable: refusing every connection',
-          ),
-        (message) => this.#log.warn({ edgeId: edge.id, message }, 'policy expression failed'),
-      );
-      for (const hostport of edge.hostports) {
-        const addr = config.reserved_addrs.find((candidate) => candidate.addr === hostport);
-        // Only reserved addresses of this edge's region and port range are this edge's to serve.
-        if (!addr || addr.region !== this.options.region) continue;
-        const port = Number(hostport.slice(hostport.lastIndexOf(':') + 1));
-        if (port < min || port > max) continue;
-        routes.set(port, { edgeId: edge.id, restriction, policy, labels });
-      }
-    }
-    return routes;
-  }
-
-  #backendLabels(config: EdgeConfig, backend: EdgeConfig['tcp_edges'][number]['backend']) {
-    if (!backend?.enabled) return undefined;
-    return config.backends.find((candidate) => candidate.id === backend.backend_id)?.labels;
   }
 
   /** An HTTPS edge for the SNI: TLS and HTTP are served by the HTTPS front. */
@@ -485,70 +437,5 @@ export class Edge {
     const fields = { edgeId: event.edgeId, ip: event.ip, serverName: event.serverName, reason: event.reason };
     if (event.type === 'accepted') this.#log.debug(fields, 'carrying a TLS connection');
     else this.#log.info(fields, `TLS connection not carried: ${event.type}`);
-  }
-
-  #onTcpConnection(port: number, socket: net.Socket): void {
-    const route = this.#tcpRoutes.get(port);
-    const ip = normalizeIp(socket.remoteAddress ?? '');
-    this.#log.debug({ port, ip, edgeId: route?.edgeId }, 'TCP connection accepted');
-    socket.on('error', () => {}); // a client reset ends its own connection only
-    if (!route) {
-      socket.destroy();
-      return;
-    }
-    if (!route.policy.allows({ ip, port: socket.remotePort ?? 0 })) {
-      this.metrics.connections.inc({ edge_id: route.edgeId, outcome: 'policy_denied' });
-      this.#log.info({ edgeId: route.edgeId, ip }, 'connection refused by the traffic policy');
-      socket.destroy();
-      return;
-    }
-    if (!route.restriction.allows(ip)) {
-      this.metrics.connections.inc({ edge_id: route.edgeId, outcome: 'ip_denied' });
-      this.#log.info({ edgeId: route.edgeId, ip }, 'connection refused by IP restriction');
-      socket.destroy();
-      return;
-    }
-    this.#carry(route.edgeId, route.labels, socket, { ip, port: socket.remotePort ?? 0 });
-  }
-
-  /** Carries one public connection to an agent of `labels`; closes it cleanly when none is online. */
-  #carry(
-    edgeId: string,
-    labels: Record<string, string> | undefined,
-    socket: net.Socket,
-    source: { ip: string; port: number },
-  ): void {
-    this.#carried.add(socket);
-    socket.once('close', () => this.#carried.delete(socket));
-    socket.pause();
-    if (!labels) {
-      this.metrics.connections.inc({ edge_id: edgeId, outcome: 'no_backend' });
-      socket.end();
-      return;
-    }
-    this.pool.connect(labels, source).then(
-      (stream) => {
-        this.metrics.connections.inc({ edge_id: edgeId, outcome: 'carried' });
-        this.#log.debug({ edgeId, ip: source.ip }, 'carrying a connection');
-        // Counted once at the end: a counter per chunk would cost more than the copy.
-        socket.once('close', () => {
-          this.metrics.bytes.inc({ edge_id: edgeId, direction: 'in' }, socket.bytesRead);
-          this.metrics.bytes.inc({ edge_id: edgeId, direction: 'out' }, socket.bytesWritten);
-        });
-        pipeline(socket, stream, socket, () => {
-          socket.destroy();
-          stream.destroy();
-        });
-      },
-      (error: unknown) => {
-        const outcome = error instanceof NoOnlineSession ? 'no_session' : 'failed';
-        this.metrics.connections.inc({ edge_id: edgeId, outcome });
-        this.#log.info(
-          { edgeId, ip: source.ip, reason: error instanceof Error ? error.message : String(error) },
-          'connection not carried',
-        );
-        socket.end();
-      },
-    );
   }
 }
