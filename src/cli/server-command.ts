@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { loadSecretKey } from '../crypto/secret-key-file.js';
-import { edgeKeyFor } from '../server/edge-feed/edge-key.js';
+import { edgeKeyFor } from '../server/data-plane/edge-key.js';
 import { startServer } from '../server/start.js';
 import {
   EDGE_FLAGS_HELP,

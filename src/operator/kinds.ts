@@ -19,7 +19,7 @@ import { registerTlsEdge } from './controllers/tls-edge/register.js';
 import { registerTunnel } from './controllers/tunnel/register.js';
 import type { TunnelEdgeSettings } from './controllers/tunnel/settings.js';
 import { registerTunnelCredential } from './controllers/tunnel-credential/register.js';
-import type { KindDefinition } from './crds/kind.js';
+import type { KindDefinition } from './crds/crd-definition.js';
 import {
   agentIngressKind,
   botUserKind,
@@ -39,7 +39,7 @@ import {
   tlsEdgeKind,
   tunnelCredentialKind,
   tunnelKind,
-} from './crds/kinds/index.js';
+} from './crds/definitions/index.js';
 import type { PolicyRule } from './rbac.js';
 import type { Manager } from './runtime/manager.js';
 
@@ -51,7 +51,7 @@ export interface OperatorSettings {
 
 /** One kind of the operator: its CRD, its controller, and what its controller needs from RBAC. */
 export interface OperatorKind {
-  /** The CRD's schema, names and printer columns (`crds/kinds/<kind>.ts`). */
+  /** The CRD's schema, names and printer columns (`crds/definitions/<kind>.ts`). */
   definition: KindDefinition;
   /** Registers the kind's controller (`controllers/<kind>/register.ts`) with the manager. */
   register(manager: Manager, api: EdgewardClient, settings: OperatorSettings): unknown;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * What the control plane tells each `edgeward edge` process: everything the data plane needs to
  * authenticate agents and serve edges, pushed as a whole snapshot on every change (see
- * `server/edge-feed/`). It carries secrets (private keys, token hashes), so it is served only to
+ * `server/data-plane/`). It carries secrets (private keys, token hashes), so it is served only to
  * callers holding the edge key, never to API keys, and an edge never logs it.
  *
  * Module fields are the API's stored write forms (ids, not refs), `null` when unset.

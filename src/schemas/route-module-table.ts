@@ -34,7 +34,7 @@ import {
  * Every module of an HTTPS edge route, in the order the read form lists them: its request (PUT)
  * and read schemas. The one list of route modules: the route's read and write schemas, the
  * client's module methods and, keyed by these names and type-checked complete against them, the
- * server's module table (server/edges/route-module-kinds.ts), the CRD fields
+ * server's module table (server/edge-resources/route-module-kinds.ts), the CRD fields
  * (operator/crds/route-module-fields.ts) and the controller's adapters
  * (operator/controllers/https-edge-route/route-module-adapters.ts).
  */

@@ -11,12 +11,12 @@ import {
   secretReferences,
 } from '../../src/operator/controllers/shared/secret-values.js';
 import { LAST_APPLIED_ANNOTATION } from '../../src/operator/runtime/cache-transform.js';
-import { CONFIG_MAP, SECRET } from '../../src/operator/runtime/kinds.js';
 import { KubeApi } from '../../src/operator/runtime/kube-api.js';
 import { silentLogger } from '../../src/operator/runtime/logger.js';
 import { Manager } from '../../src/operator/runtime/manager.js';
 import { OperatorMetrics } from '../../src/operator/runtime/metrics.js';
 import { ResourceClient } from '../../src/operator/runtime/resource-client.js';
+import { CONFIG_MAP, SECRET } from '../../src/operator/runtime/resource-types.js';
 import { ownersOf } from '../../src/operator/runtime/watch-mappers.js';
 
 /*

@@ -5,7 +5,6 @@ import { type Condition, getCondition, setCondition } from '../../src/operator/r
 import { type CoreEvent, EventRecorder } from '../../src/operator/runtime/events.js';
 import { addFinalizer, FINALIZER, removeFinalizer } from '../../src/operator/runtime/finalizers.js';
 import { Informer } from '../../src/operator/runtime/informer.js';
-import { CONFIG_MAP, EVENT, LEASE, type ResourceKind } from '../../src/operator/runtime/kinds.js';
 import { KubeApi } from '../../src/operator/runtime/kube-api.js';
 import { LeaderElector, type Lease } from '../../src/operator/runtime/leader-election.js';
 import { kubeListWatch, type ListWatchSource } from '../../src/operator/runtime/list-watch.js';
@@ -13,6 +12,7 @@ import { silentLogger } from '../../src/operator/runtime/logger.js';
 import { Manager } from '../../src/operator/runtime/manager.js';
 import { OperatorMetrics } from '../../src/operator/runtime/metrics.js';
 import { ResourceClient } from '../../src/operator/runtime/resource-client.js';
+import { CONFIG_MAP, EVENT, LEASE, type ResourceKind } from '../../src/operator/runtime/resource-types.js';
 import { StatusWriter } from '../../src/operator/runtime/status-writer.js';
 import { tool } from '../support/kubectl.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { API_GROUP } from '../crds/common.js';
-import type { KindDefinition } from '../crds/kind.js';
+import type { KindDefinition } from '../crds/crd-definition.js';
 
 /** The health script, kept as a Lua file so it can be read, linted and run on its own. */
 export const HEALTH_SCRIPT_PATH = 'config/argocd/health/health.lua';

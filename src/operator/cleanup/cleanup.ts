@@ -1,13 +1,13 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { resourceKindOf } from '../controllers/kinds.js';
 import { PAUSED_ANNOTATION } from '../controllers/managed/managed-resource.js';
+import { resourceKindOf } from '../controllers/resource-types.js';
 import { KIND_DEFINITIONS } from '../kinds.js';
 import { delay } from '../runtime/delay.js';
 import { FINALIZER, hasFinalizer, isBeingDeleted, removeFinalizer } from '../runtime/finalizers.js';
-import { keyOf, type ResourceKind } from '../runtime/kinds.js';
 import type { KubeApi } from '../runtime/kube-api.js';
 import { isKubeNotFound } from '../runtime/kube-errors.js';
 import { ResourceClient } from '../runtime/resource-client.js';
+import { keyOf, type ResourceKind } from '../runtime/resource-types.js';
 
 /**
  * What to do with the edgeward objects when the operator goes (or is gone):

@@ -1,6 +1,6 @@
 import { stringify } from 'yaml';
 import { API_GROUP, API_VERSION, CATEGORY } from './common.js';
-import type { KindDefinition, PrinterColumn } from './kind.js';
+import type { KindDefinition, PrinterColumn } from './crd-definition.js';
 import { type JsonSchemaProps, ordered, toOpenApiSchema } from './to-openapi.js';
 
 /**

@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isCamelCaseReason } from './conditions.js';
-import { EVENT } from './kinds.js';
 import type { KubeApi } from './kube-api.js';
 import { isKubeNotFound } from './kube-errors.js';
 import { type Logger, silentLogger } from './logger.js';
 import { redactText } from './redaction.js';
 import { ResourceClient } from './resource-client.js';
+import { EVENT } from './resource-types.js';
 
 export type EventType = 'Normal' | 'Warning';
 

@@ -2,8 +2,8 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stripForCache } from './cache-transform.js';
 import { Informer, type InformerOptions } from './informer.js';
-import { CONFIG_MAP } from './kinds.js';
 import type { ListWatchSource, WatchEventType, WatchStatus } from './list-watch.js';
+import { CONFIG_MAP } from './resource-types.js';
 
 /*
  * The informer's failure handling against a scripted list/watch source: 410 Gone (both as an

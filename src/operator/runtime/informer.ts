@@ -1,11 +1,11 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { CacheTransform } from './cache-transform.js';
 import { pause } from './delay.js';
-import { keyOf, type ResourceKind } from './kinds.js';
 import { isGone } from './kube-errors.js';
 import type { ListWatchSource, WatchHandle, WatchStatus } from './list-watch.js';
 import { type Logger, silentLogger } from './logger.js';
 import { type CacheReader, ObjectCache } from './object-cache.js';
+import { keyOf, type ResourceKind } from './resource-types.js';
 
 export interface InformerHandlers<T extends KubernetesObject> {
   onAdd?(object: T): void;

@@ -1,10 +1,10 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { pause } from './delay.js';
-import { LEASE } from './kinds.js';
 import type { KubeApi } from './kube-api.js';
 import { describeKubeError, isConflict, isKubeNotFound } from './kube-errors.js';
 import { type Logger, silentLogger } from './logger.js';
 import { ResourceClient } from './resource-client.js';
+import { LEASE } from './resource-types.js';
 
 export interface Lease extends KubernetesObject {
   spec?: {

@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { apiVersionOf, type ResourceKind, resourcePath } from './kinds.js';
 import type { KubeApi } from './kube-api.js';
 import { type ListPage, ResourceClient } from './resource-client.js';
+import { apiVersionOf, type ResourceKind, resourcePath } from './resource-types.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
 

@@ -1,105 +1,38 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { ClientOptions } from '../../client/transport.js';
 import { type CacheTransform, composeTransforms, stripForCache } from './cache-transform.js';
 import { instrumentedClientOptions } from './client-instrumentation.js';
+import { type Controller, type RegisteredController, runWorker } from './controller.js';
 import { EventRecorder } from './events.js';
 import { parseListenAddress, type RunningServer } from './http-listener.js';
 import { Informer } from './informer.js';
-import { keyOf, kindId, parseKey, type ResourceKind } from './kinds.js';
 import { KubeApi } from './kube-api.js';
 import { LeaderElector } from './leader-election.js';
 import { kubeListWatch, type SelectorOptions } from './list-watch.js';
-import { createLogger, type Logger, objectLogger } from './logger.js';
+import { createLogger, type Logger } from './logger.js';
 import { OperatorMetrics, startMetricsServer } from './metrics.js';
 import { startProbeServer } from './probes.js';
 import { RateLimiter } from './rate-limiter.js';
-import { type ReferenceExtractor, ReferenceIndex } from './reference-index.js';
+import { ReferenceIndex } from './reference-index.js';
 import { ResourceClient } from './resource-client.js';
+import { keyOf, kindId, type ResourceKind } from './resource-types.js';
 import { ResyncScheduler } from './resync.js';
 import { StatusWriter } from './status-writer.js';
 import { referenceStateChanged, specOrMetadataChanged } from './watch-mappers.js';
+
+export type {
+  Controller,
+  ReconcileContext,
+  ReconcileOutcome,
+  ReconcileRequest,
+  RegisteredController,
+  WatchSpec,
+} from './controller.js';
+
 import { type BackoffOptions, WorkQueue } from './work-queue.js';
-
-export interface ReconcileRequest {
-  /** `namespace/name` */
-  key: string;
-  namespace: string | undefined;
-  name: string;
-}
-
-export interface ReconcileContext {
-  /** Aborted when shutdown outlasts the drain timeout or leadership is lost: stop early. */
-  signal: AbortSignal;
-  /** Carries kind, namespace, name and a reconcileId. */
-  log: Logger;
-  /** Failed reconciles of this key since its last success. */
-  failures: number;
-}
-
-export interface ReconcileOutcome {
-  /** Reconcile again after this long (polling a server-side state); the backoff is reset. */
-  requeueAfterMs?: number;
-}
-
-/** Another kind whose changes should reconcile objects of the controller's kind. */
-export interface WatchSpec {
-  kind: ResourceKind;
-  /**
-   * Keys (`namespace/name`) of the controller's objects to reconcile when `object` changes.
-   * Default: the objects whose `references` name it (via the controller's reference index).
-   */
-  map?: (object: KubernetesObject) => string[];
-  /** Narrow the informer (e.g. only Secrets with the operator's label). */
-  selectors?: SelectorOptions;
-  /** Trim the watched objects further than the manager's `cacheTransform` (see `InformerConfig`). */
-  transform?: CacheTransform;
-  /**
-   * `'mapped'`: cache only the objects some watch of this informer maps to a key (e.g. only the
-   * Secrets a spec names, not every Secret of the cluster); each watch of the informer must say
-   * so, or it caches all. The informer then starts after the others have synced, so the reference
-   * indexes its maps read are full. A reader of the cache must read what is missing directly: an
-   * object named after its last change is cached only from its next one. Default `'all'`.
-   */
-  cache?: 'all' | 'mapped';
-  /**
-   * Which updates of the watched object enqueue its dependents. Default
-   * `referenceStateChanged`: for edgeward kinds only a new server id, a Ready flip or a deletion
-   * (a referenced object's own status rewrites do not concern the objects naming it).
-   */
-  shouldEnqueue?: (previous: KubernetesObject, object: KubernetesObject) => boolean;
-}
-
-/** What a controller gives the manager. */
-export interface Controller<T extends KubernetesObject = KubernetesObject> {
-  kind: ResourceKind;
-  /**
-   * Brings one object to its desired state; read it from `manager.informer(kind).cache` (absent =
-   * deleted). Throwing retries with per-key exponential backoff; returning `requeueAfterMs`
-   * schedules the next look. Must be idempotent: it also runs on every resync.
-   */
-  reconcile(
-    request: ReconcileRequest,
-    context: ReconcileContext,
-  ): Promise<ReconcileOutcome | undefined> | Promise<void>;
-  /** Concurrent reconciles of this kind (never two of one key). Default 2. */
-  workers?: number;
-  /** What an object names (IPPolicies, Secrets, ...), for the reverse index that `watches` use. */
-  references?: ReferenceExtractor<T>;
-  watches?: WatchSpec[];
-  /** Which updates of the kind's own objects enqueue. Default `specOrMetadataChanged`. */
-  shouldEnqueue?: (previous: T, object: T) => boolean;
-}
-
-/** The handle `register` returns: the controller's queue and reference index. */
-export interface RegisteredController<T extends KubernetesObject> {
-  readonly controller: Controller<T>;
-  readonly informer: Informer<T>;
-  readonly queue: WorkQueue;
-  readonly references: ReferenceIndex<T> | undefined;
-}
 
 export interface LeaderElectionConfig {
   namespace: string;
@@ -482,47 +415,9 @@ export class Manager {
       const workers =
         concurrency?.perKind[kind] ?? registered.controller.workers ?? concurrency?.default ?? 10;
       for (let worker = 0; worker < workers; worker++) {
-        this.#workers.push(this.#work(registered));
-      }
-    }
-  }
-
-  async #work<T extends KubernetesObject>(registered: RegisteredController<T>): Promise<void> {
-    const { controller, queue } = registered;
-    const kind = controller.kind.kind;
-    for (let key = await queue.get(); key !== undefined; key = await queue.get()) {
-      const { namespace, name } = parseKey(key);
-      const log = objectLogger(this.log, {
-        kind,
-        namespace,
-        name,
-        reconcileId: randomBytes(4).toString('hex'),
-      });
-      const started = performance.now();
-      const seconds = () => (performance.now() - started) / 1000;
-      try {
-        const outcome = await controller.reconcile(
-          { key, namespace, name },
-          { signal: this.#workAbort.signal, log, failures: queue.failures(key) },
+        this.#workers.push(
+          runWorker(registered, { log: this.log, metrics: this.metrics, signal: this.#workAbort.signal }),
         );
-        queue.forget(key);
-        // This outcome supersedes whatever an earlier reconcile of the key scheduled.
-        queue.cancelDelayed(key);
-        if (outcome?.requeueAfterMs !== undefined) {
-          queue.addAfter(key, outcome.requeueAfterMs);
-          this.metrics.observeReconcile(kind, 'requeue', seconds());
-        } else {
-          this.metrics.observeReconcile(kind, 'success', seconds());
-        }
-      } catch (error) {
-        this.metrics.observeReconcile(kind, 'error', seconds());
-        if (!queue.shuttingDown) {
-          const delay = queue.addRateLimited(key);
-          this.metrics.retried(kind);
-          log.warn({ err: error, retryInMs: delay, failures: queue.failures(key) }, 'reconcile failed');
-        }
-      } finally {
-        queue.done(key);
       }
     }
   }

@@ -1,5 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { keyOf, objectKey } from './kinds.js';
+import { keyOf, objectKey } from './resource-types.js';
 
 /** Read side of an informer's cache: what controllers use instead of GETs. */
 export interface CacheReader<T extends KubernetesObject> {

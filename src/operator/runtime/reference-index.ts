@@ -1,5 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { keyOf } from './kinds.js';
+import { keyOf } from './resource-types.js';
 
 /** An object another object names: `{ kind: 'IPPolicy', namespace, name }`. */
 export interface ObjectReference {

@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { apiVersionOf, type ResourceKind, resourcePath } from './kinds.js';
 import type { KubeApi } from './kube-api.js';
+import { apiVersionOf, type ResourceKind, resourcePath } from './resource-types.js';
 
 export interface ListPage<T> {
   items: T[];

@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { parseDuration } from './duration.js';
-import { keyOf } from './kinds.js';
+import { keyOf } from './resource-types.js';
 
 export const RESYNC_PERIOD_ANNOTATION = 'edgeward.dev/resync-period';
 

@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { EXTERNAL_ID_ANNOTATION } from './external-id.js';
 import { FINALIZER } from './finalizers.js';
-import { apiVersionOf, objectKey, type ResourceKind } from './kinds.js';
+import { apiVersionOf, objectKey, type ResourceKind } from './resource-types.js';
 
 /**
  * Maps an object to the keys of its owners of `ownerKind` (same namespace, from

@@ -7,7 +7,7 @@ import {
   certificateAuthorityList,
   certificateAuthorityUpdate,
 } from '../../schemas/certificate-authorities.js';
-import { moduleOwnersReferencing } from '../edges/module-references.js';
+import { moduleOwnersReferencing } from '../edge-resources/module-references.js';
 import { inUse } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import type { Db } from '../store/database.js';

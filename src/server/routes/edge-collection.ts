@@ -1,15 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
 import { idParams } from '../../schemas/common.js';
-import { claimHostports, releaseHostports } from '../edges/hostports.js';
-import type { ModuleKind } from '../edges/module-kinds.js';
+import { claimHostports, releaseHostports } from '../edge-resources/hostports.js';
+import type { ModuleKind } from '../edge-resources/module-kinds.js';
 import {
   modulesFromBody,
   modulesToWire,
   parseStoredModules,
   type StoredModules,
-} from '../edges/stored-modules.js';
-import type { ModuleChangeSource } from '../edges/tls-passthrough.js';
+} from '../edge-resources/stored-modules.js';
+import type { ModuleChangeSource } from '../edge-resources/tls-passthrough.js';
 import type { RequestContext } from '../http/context.js';
 import { insertRow, type Row, requireRow } from '../store/rows.js';
 import { type Collection, defineCollection } from './collection.js';

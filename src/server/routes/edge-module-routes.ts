@@ -1,8 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
-import { type ModuleKind, storedModule, type WireScope } from '../edges/module-kinds.js';
-import { parseStoredModules, readStoredModules, type StoredModules } from '../edges/stored-modules.js';
-import type { ModuleChangeSource } from '../edges/tls-passthrough.js';
+import { type ModuleKind, storedModule, type WireScope } from '../edge-resources/module-kinds.js';
+import {
+  parseStoredModules,
+  readStoredModules,
+  type StoredModules,
+} from '../edge-resources/stored-modules.js';
+import type { ModuleChangeSource } from '../edge-resources/tls-passthrough.js';
 import { ApiError } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { defineRoute } from '../http/route.js';

@@ -11,16 +11,16 @@ import {
   httpsEdgeRouteUpdate,
 } from '../../schemas/https-edge-routes.js';
 import { idPrefixOf } from '../../schemas/id-prefixes.js';
-import { edgeOrigin } from '../edges/hostports.js';
-import type { WireScope } from '../edges/module-kinds.js';
-import { HTTPS_EDGE_ROUTE_MODULES } from '../edges/route-module-kinds.js';
+import { edgeOrigin } from '../edge-resources/hostports.js';
+import type { WireScope } from '../edge-resources/module-kinds.js';
+import { HTTPS_EDGE_ROUTE_MODULES } from '../edge-resources/route-module-kinds.js';
 import {
   modulesFromBody,
   modulesToWire,
   parseStoredModules,
   prepareModules,
   readStoredModules,
-} from '../edges/stored-modules.js';
+} from '../edge-resources/stored-modules.js';
 import { ApiError, conflict } from '../errors/api-error.js';
 import { recordEvent } from '../events/outbox.js';
 import type { RequestContext } from '../http/context.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { httpsEdge, httpsEdgeCreate, httpsEdgeList, httpsEdgeUpdate } from '../../schemas/https-edges.js';
-import { refuseTcpAddrDomain } from '../edges/hostports.js';
-import { mutualTlsKind, tlsTerminationAtEdgeKind } from '../edges/module-kinds.js';
+import { refuseTcpAddrDomain } from '../edge-resources/hostports.js';
+import { mutualTlsKind, tlsTerminationAtEdgeKind } from '../edge-resources/module-kinds.js';
 import { defineEdgeCollection, defineEdgeRoutes } from './edge-collection.js';
 import { deleteRoutesOfEdge, httpsEdgeRouteToWire, routesOfEdges } from './https-edge-routes.js';
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { tcpEdge, tcpEdgeCreate, tcpEdgeList, tcpEdgeUpdate } from '../../schemas/tcp-edges.js';
-import { backendKind, ipRestrictionKind, policyKind } from '../edges/module-kinds.js';
+import { backendKind, ipRestrictionKind, policyKind } from '../edge-resources/module-kinds.js';
 import { ApiError } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { defineEdgeCollection, defineEdgeRoutes } from './edge-collection.js';

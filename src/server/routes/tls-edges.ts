@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { tlsEdge, tlsEdgeCreate, tlsEdgeList, tlsEdgeUpdate } from '../../schemas/tls-edges.js';
-import { refuseTcpAddrDomain } from '../edges/hostports.js';
+import { refuseTcpAddrDomain } from '../edge-resources/hostports.js';
 import {
   backendKind,
   ipRestrictionKind,
   mutualTlsKind,
   policyKind,
   tlsTerminationKind,
-} from '../edges/module-kinds.js';
-import { refuseMutualTlsWithPassthrough } from '../edges/tls-passthrough.js';
+} from '../edge-resources/module-kinds.js';
+import { refuseMutualTlsWithPassthrough } from '../edge-resources/tls-passthrough.js';
 import { defineEdgeCollection, defineEdgeRoutes } from './edge-collection.js';
 
 const TLS_EDGES = defineEdgeCollection({

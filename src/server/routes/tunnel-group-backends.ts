@@ -6,7 +6,11 @@ import {
   tunnelGroupBackendList,
   tunnelGroupBackendUpdate,
 } from '../../schemas/tunnel-group-backends.js';
-import { MODULE_OWNERS, type ModuleOwnerTable, moduleOwnersReferencing } from '../edges/module-references.js';
+import {
+  MODULE_OWNERS,
+  type ModuleOwnerTable,
+  moduleOwnersReferencing,
+} from '../edge-resources/module-references.js';
 import { inUse } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import type { Db } from '../store/database.js';

@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { InformerReader } from '../../../src/operator/runtime/informer.js';
-import { objectKey } from '../../../src/operator/runtime/kinds.js';
 import { type CacheReader, ObjectCache } from '../../../src/operator/runtime/object-cache.js';
+import { objectKey } from '../../../src/operator/runtime/resource-types.js';
 import type { FakeResourceClient } from './resource-client.js';
 
 /**

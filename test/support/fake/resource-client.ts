@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { keyOf, objectKey, type ResourceKind } from '../../../src/operator/runtime/kinds.js';
 import type {
   JsonPatchOperation,
   KubeResources,
   ListOptions,
   ListPage,
 } from '../../../src/operator/runtime/resource-client.js';
+import { keyOf, objectKey, type ResourceKind } from '../../../src/operator/runtime/resource-types.js';
 import { applyJsonPatch, applyMergePatch, JsonPatchError } from './json-patch.js';
 import { kubeApiError } from './kube-api-error.js';
 

@@ -1,6 +1,6 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { AgentIngress } from '../../../schemas/agent-ingresses.js';
-import type { AgentIngressSpec, AgentIngressStatus } from '../../crds/kinds/agent-ingress.js';
+import type { AgentIngressSpec, AgentIngressStatus } from '../../crds/definitions/agent-ingress.js';
 import { sameJson } from '../../runtime/same-json.js';
 import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
 import { TerminalSyncError } from '../managed/sync-errors.js';

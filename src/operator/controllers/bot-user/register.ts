@@ -1,11 +1,12 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { EdgewardClient } from '../../../client/index.js';
+import type { RegisteredController } from '../../runtime/controller.js';
 import { isBeingDeleted } from '../../runtime/finalizers.js';
 import type { InformerReader } from '../../runtime/informer.js';
-import { objectKey } from '../../runtime/kinds.js';
-import type { Manager, RegisteredController } from '../../runtime/manager.js';
-import { BOT_USER, SSH_CREDENTIAL, TUNNEL_CREDENTIAL } from '../kinds.js';
+import type { Manager } from '../../runtime/manager.js';
+import { objectKey } from '../../runtime/resource-types.js';
 import { registerManaged } from '../managed/register-managed.js';
+import { BOT_USER, SSH_CREDENTIAL, TUNNEL_CREDENTIAL } from '../resource-types.js';
 import { type BotUserObject, botUserSync } from './sync.js';
 
 type OwnedCredential = KubernetesObject & { spec?: { ownerRef?: { name: string } } };

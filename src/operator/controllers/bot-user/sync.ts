@@ -1,6 +1,6 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { BotUser } from '../../../schemas/bot-users.js';
-import type { BotUserSpec, BotUserStatus } from '../../crds/kinds/bot-user.js';
+import type { BotUserSpec, BotUserStatus } from '../../crds/definitions/bot-user.js';
 import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
 import { changedFields } from '../shared/changed-fields.js';
 

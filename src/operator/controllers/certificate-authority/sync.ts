@@ -3,7 +3,7 @@ import type { CertificateAuthority } from '../../../schemas/certificate-authorit
 import type {
   CertificateAuthoritySpec,
   CertificateAuthorityStatus,
-} from '../../crds/kinds/certificate-authority.js';
+} from '../../crds/definitions/certificate-authority.js';
 import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
 import { TerminalSyncError } from '../managed/sync-errors.js';
 import { changedFields } from '../shared/changed-fields.js';

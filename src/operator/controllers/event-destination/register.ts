@@ -1,8 +1,9 @@
 import type { EdgewardClient } from '../../../client/index.js';
-import { SECRET } from '../../runtime/kinds.js';
-import type { Manager, RegisteredController } from '../../runtime/manager.js';
-import { EVENT_DESTINATION } from '../kinds.js';
+import type { RegisteredController } from '../../runtime/controller.js';
+import type { Manager } from '../../runtime/manager.js';
+import { SECRET } from '../../runtime/resource-types.js';
 import { registerManaged } from '../managed/register-managed.js';
+import { EVENT_DESTINATION } from '../resource-types.js';
 import { NAMED_SECRETS_WATCH, type SecretObject, secretReferences } from '../shared/secret-values.js';
 import { type EventDestinationObject, eventDestinationSync } from './sync.js';
 import { targetSecretRequests } from './targets.js';

@@ -1,6 +1,9 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { EventDestination } from '../../../schemas/event-destinations.js';
-import type { EventDestinationSpec, EventDestinationStatus } from '../../crds/kinds/event-destination.js';
+import type {
+  EventDestinationSpec,
+  EventDestinationStatus,
+} from '../../crds/definitions/event-destination.js';
 import type { KubeResources } from '../../runtime/resource-client.js';
 import { sameJson } from '../../runtime/same-json.js';
 import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';

@@ -1,5 +1,5 @@
 import type { EventTarget, EventTargetInput } from '../../../schemas/event-destinations.js';
-import type { EventDestinationSpec } from '../../crds/kinds/event-destination.js';
+import type { EventDestinationSpec } from '../../crds/definitions/event-destination.js';
 import type { SecretKeyRequest, SecretValues } from '../shared/secret-values.js';
 import { secretValue } from '../shared/secret-values.js';
 

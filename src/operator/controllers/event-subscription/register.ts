@@ -1,8 +1,9 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { EdgewardClient } from '../../../client/index.js';
-import type { Manager, RegisteredController } from '../../runtime/manager.js';
-import { EVENT_DESTINATION, EVENT_SUBSCRIPTION } from '../kinds.js';
+import type { RegisteredController } from '../../runtime/controller.js';
+import type { Manager } from '../../runtime/manager.js';
 import { registerManaged } from '../managed/register-managed.js';
+import { EVENT_DESTINATION, EVENT_SUBSCRIPTION } from '../resource-types.js';
 import { type EventSubscriptionObject, eventSubscriptionSync } from './sync.js';
 
 /** EventSubscription -> `/event_subscriptions`, following the EventDestinations it names. */

@@ -1,6 +1,9 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { EventSubscription } from '../../../schemas/event-subscriptions.js';
-import type { EventSubscriptionSpec, EventSubscriptionStatus } from '../../crds/kinds/event-subscription.js';
+import type {
+  EventSubscriptionSpec,
+  EventSubscriptionStatus,
+} from '../../crds/definitions/event-subscription.js';
 import type { InformerReader } from '../../runtime/informer.js';
 import { sameJson } from '../../runtime/same-json.js';
 import type { ManagedObject, Resolution, ResourceSync } from '../managed/managed-resource.js';

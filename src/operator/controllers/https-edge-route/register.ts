@@ -1,12 +1,13 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { EdgewardClient } from '../../../client/index.js';
-import { SECRET } from '../../runtime/kinds.js';
-import type { Manager, RegisteredController } from '../../runtime/manager.js';
+import type { RegisteredController } from '../../runtime/controller.js';
+import type { Manager } from '../../runtime/manager.js';
+import { SECRET } from '../../runtime/resource-types.js';
 import { sameJson } from '../../runtime/same-json.js';
 import { referenceStateChanged } from '../../runtime/watch-mappers.js';
-import { edgeReferences } from '../edges/references.js';
-import { HTTPS_EDGE, HTTPS_EDGE_ROUTE, IP_POLICY } from '../kinds.js';
 import { registerManaged } from '../managed/register-managed.js';
+import { HTTPS_EDGE, HTTPS_EDGE_ROUTE, IP_POLICY } from '../resource-types.js';
+import { edgeReferences } from '../shared/edges/references.js';
 import type { ReferencedObject } from '../shared/ready-references.js';
 import { NAMED_SECRETS_WATCH, type SecretObject, secretReferences } from '../shared/secret-values.js';
 import { routeSecretRequests } from './route-modules.js';

@@ -1,7 +1,7 @@
 import type { RouteModuleName } from '../../../schemas/route-module-table.js';
-import type { HttpsEdgeRouteSpec } from '../../crds/kinds/https-edge-route.js';
+import type { HttpsEdgeRouteSpec } from '../../crds/definitions/https-edge-route.js';
 import { ROUTE_MODULE_FIELDS } from '../../crds/route-module-fields.js';
-import { backendAdapter, ipRestrictionAdapter, policyAdapter } from '../edges/edge-modules.js';
+import { backendAdapter, ipRestrictionAdapter, policyAdapter } from '../shared/edges/edge-modules.js';
 import {
   circuitBreakerAdapter,
   enabledOnlyAdapter,

@@ -23,7 +23,7 @@ import type {
   UserAgentFilterModule as UserAgentFilterSpec,
   WebhookVerificationModule as WebhookVerificationSpec,
 } from '../../crds/route-modules.js';
-import type { DesiredContext, ModuleAdapter } from '../edges/edge-modules.js';
+import type { DesiredContext, ModuleAdapter } from '../shared/edges/edge-modules.js';
 import { type SecretKeyRequest, type SecretValues, secretValue } from '../shared/secret-values.js';
 
 /**

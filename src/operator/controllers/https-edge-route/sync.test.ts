@@ -3,11 +3,11 @@ import { fakeEdgewardClient } from '../../../../test/support/fake/edgeward-clien
 import { FakeInformer } from '../../../../test/support/fake/informer.js';
 import { FakeResourceClient } from '../../../../test/support/fake/resource-client.js';
 import type { HttpsEdgeRoute } from '../../../schemas/https-edge-routes.js';
-import { type ModuleKind, storedModule } from '../../../server/edges/module-kinds.js';
-import { HTTPS_EDGE_ROUTE_MODULES } from '../../../server/edges/route-module-kinds.js';
+import { type ModuleKind, storedModule } from '../../../server/edge-resources/module-kinds.js';
+import { HTTPS_EDGE_ROUTE_MODULES } from '../../../server/edge-resources/route-module-kinds.js';
 import type { RequestContext } from '../../../server/http/context.js';
-import type { HttpsEdgeRouteSpec } from '../../crds/kinds/https-edge-route.js';
-import { SECRET } from '../../runtime/kinds.js';
+import type { HttpsEdgeRouteSpec } from '../../crds/definitions/https-edge-route.js';
+import { SECRET } from '../../runtime/resource-types.js';
 import type { Resolution } from '../managed/managed-resource.js';
 import type { ReferencedObject } from '../shared/ready-references.js';
 import type { SecretObject } from '../shared/secret-values.js';

@@ -5,14 +5,14 @@ import type {
   HttpsEdgeRouteCreate,
   HttpsEdgeRouteUpdate,
 } from '../../../schemas/https-edge-routes.js';
-import type { HttpsEdgeRouteSpec, HttpsEdgeRouteStatus } from '../../crds/kinds/https-edge-route.js';
+import type { HttpsEdgeRouteSpec, HttpsEdgeRouteStatus } from '../../crds/definitions/https-edge-route.js';
 import type { InformerReader } from '../../runtime/informer.js';
 import type { KubeResources } from '../../runtime/resource-client.js';
 import { sameJson } from '../../runtime/same-json.js';
-import { keptBackend } from '../edges/kept-backend.js';
-import type { ResolvedEdge } from '../edges/references.js';
 import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
 import { changedFields } from '../shared/changed-fields.js';
+import { keptBackend } from '../shared/edges/kept-backend.js';
+import type { ResolvedEdge } from '../shared/edges/references.js';
 import { type ReferencedObject, resolveReadyId, resolveReadyIds } from '../shared/ready-references.js';
 import {
   readSecretValues,

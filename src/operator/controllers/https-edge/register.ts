@@ -1,7 +1,8 @@
 import type { EdgewardClient } from '../../../client/index.js';
-import type { Manager, RegisteredController } from '../../runtime/manager.js';
-import { registerEdge } from '../edges/register-edge.js';
-import { HTTPS_EDGE } from '../kinds.js';
+import type { RegisteredController } from '../../runtime/controller.js';
+import type { Manager } from '../../runtime/manager.js';
+import { HTTPS_EDGE } from '../resource-types.js';
+import { registerEdge } from '../shared/edges/register-edge.js';
 import { type HttpsEdgeObject, httpsEdgeSync } from './sync.js';
 
 /** HTTPSEdge -> `/edges/https`, following the CertificateAuthorities it names. */

@@ -1,10 +1,10 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { HttpsEdge } from '../../../schemas/https-edges.js';
-import type { HttpsEdgeSpec, HttpsEdgeStatus } from '../../crds/kinds/https-edge.js';
-import { mutualTlsAdapter, tlsTerminationAtEdgeAdapter } from '../edges/edge-modules.js';
-import { edgeApiOf, edgeSync, type RemoteEdge } from '../edges/edge-sync.js';
-import type { EdgeReferenceInformers, ResolvedEdge } from '../edges/references.js';
+import type { HttpsEdgeSpec, HttpsEdgeStatus } from '../../crds/definitions/https-edge.js';
 import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
+import { mutualTlsAdapter, tlsTerminationAtEdgeAdapter } from '../shared/edges/edge-modules.js';
+import { edgeApiOf, edgeSync, type RemoteEdge } from '../shared/edges/edge-sync.js';
+import type { EdgeReferenceInformers, ResolvedEdge } from '../shared/edges/references.js';
 
 export type HttpsEdgeObject = ManagedObject & { spec: HttpsEdgeSpec; status?: HttpsEdgeStatus };
 

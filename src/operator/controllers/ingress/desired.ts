@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { ResourceKind } from '../../runtime/kinds.js';
-import { HTTPS_EDGE, HTTPS_EDGE_ROUTE, TUNNEL, TUNNEL_CREDENTIAL } from '../kinds.js';
+import type { ResourceKind } from '../../runtime/resource-types.js';
+import { HTTPS_EDGE, HTTPS_EDGE_ROUTE, TUNNEL, TUNNEL_CREDENTIAL } from '../resource-types.js';
 
 /**
  * What an Ingress of the class `edgeward` becomes: edgeward CRs, all owned by the Ingress (so the

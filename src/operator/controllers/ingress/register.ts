@@ -1,11 +1,12 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { EdgewardClient } from '../../../client/index.js';
+import type { RegisteredController } from '../../runtime/controller.js';
 import { isConflict, isKubeNotFound } from '../../runtime/kube-errors.js';
-import type { Manager, RegisteredController } from '../../runtime/manager.js';
+import type { Manager } from '../../runtime/manager.js';
 import type { ResourceClient } from '../../runtime/resource-client.js';
 import { sameJson } from '../../runtime/same-json.js';
 import { controllerReference, ownersOf, referenceStateChanged } from '../../runtime/watch-mappers.js';
-import { HTTPS_EDGE, HTTPS_EDGE_ROUTE, TUNNEL, TUNNEL_CREDENTIAL } from '../kinds.js';
+import { HTTPS_EDGE, HTTPS_EDGE_ROUTE, TUNNEL, TUNNEL_CREDENTIAL } from '../resource-types.js';
 import {
   type DesiredObject,
   desiredObjects,

@@ -1,7 +1,8 @@
 import type { EdgewardClient } from '../../../client/index.js';
-import type { Manager, RegisteredController } from '../../runtime/manager.js';
-import { IP_POLICY } from '../kinds.js';
+import type { RegisteredController } from '../../runtime/controller.js';
+import type { Manager } from '../../runtime/manager.js';
 import { registerManaged } from '../managed/register-managed.js';
+import { IP_POLICY } from '../resource-types.js';
 import { type IpPolicyObject, ipPolicySync } from './sync.js';
 
 /** IPPolicy -> `/ip_policies` and `/ip_policy_rules`. No references (TLSEdges reference it). */

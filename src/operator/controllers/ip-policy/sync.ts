@@ -1,6 +1,6 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { IpPolicy, IpPolicyRule } from '../../../schemas/ip-policies.js';
-import type { IpPolicySpec, IpPolicyStatus } from '../../crds/kinds/ip-policy.js';
+import type { IpPolicySpec, IpPolicyStatus } from '../../crds/definitions/ip-policy.js';
 import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
 import { SyncProgressError } from '../managed/sync-errors.js';
 import { changedFields } from '../shared/changed-fields.js';

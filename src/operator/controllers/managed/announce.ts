@@ -1,5 +1,5 @@
+import type { ReconcileContext } from '../../runtime/controller.js';
 import type { EventReporter } from '../../runtime/events.js';
-import type { ReconcileContext } from '../../runtime/manager.js';
 import type { ManagedObject } from './managed-resource.js';
 
 /** A change made on the server: a Kubernetes Event on the object and a log line with the id. */

@@ -1,8 +1,7 @@
 import { ConditionType, getCondition } from '../../runtime/conditions.js';
+import type { ReconcileContext, ReconcileOutcome } from '../../runtime/controller.js';
 import { EXTERNAL_ID_ANNOTATION } from '../../runtime/external-id.js';
-import type { ReconcileContext, ReconcileOutcome } from '../../runtime/manager.js';
 import { announce } from './announce.js';
-import { createKeyOf } from './create-key.js';
 import { deleteRemoteResource } from './delete.js';
 import type { ManagedController } from './managed-controller.js';
 import type { ManagedObject, RemoteResource } from './managed-resource.js';
@@ -53,7 +52,7 @@ async function createRemote<T extends ManagedObject, R, Remote extends RemoteRes
   const { sync, memory } = controller;
   const { object, resolved } = desired;
   const uid = object.metadata?.uid;
-  // The key is the uid (create-key.ts): a retry (or a restart after a crash) before status.id is
+  // The key is the uid (createKeyOf, below): a retry (or a restart after a crash) before status.id is
   // written replays the first create instead of making a second resource, and one whose inputs
   // changed meanwhile is refused naming what the first made (trackMadeBefore). Recreating one
   // deleted on the server must not replay that old answer, so the gone id goes into the key (still
@@ -231,4 +230,15 @@ async function updateRemote<T extends ManagedObject, R, Remote extends RemoteRes
 function unchangedReadyReason(object: ManagedObject): string {
   const ready = getCondition(object.status?.conditions, ConditionType.Ready);
   return ready?.status === 'True' ? ready.reason : 'UpToDate';
+}
+
+/**
+ * The Idempotency-Key a create is given: the object's uid, and for a recreate (the old one deleted
+ * on the server) or a replacement the id it replaces, so that the answer that made the old one is
+ * not replayed. A retry of the same create replays it; one whose body changed is refused with the
+ * id of what the key made (apply.ts tracks it), so a lost answer never leaves a second resource.
+ */
+export function createKeyOf(object: ManagedObject, replacesId?: string): string {
+  const key = `${object.metadata?.uid}`;
+  return replacesId ? `${key}-replaces-${replacesId}` : key;
 }

@@ -1,6 +1,6 @@
 import { EdgewardApiError } from '../../../client/errors.js';
+import type { ReconcileContext, ReconcileOutcome } from '../../runtime/controller.js';
 import { hasFinalizer, removeFinalizer } from '../../runtime/finalizers.js';
-import type { ReconcileContext, ReconcileOutcome } from '../../runtime/manager.js';
 import { isEdgewardNotFound } from '../shared/edgeward-errors.js';
 import { announce } from './announce.js';
 import { failed } from './failures.js';

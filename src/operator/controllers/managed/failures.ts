@@ -1,6 +1,6 @@
 import { EdgewardApiError } from '../../../client/errors.js';
 import { ConditionType, getCondition } from '../../runtime/conditions.js';
-import type { ReconcileContext, ReconcileOutcome } from '../../runtime/manager.js';
+import type { ReconcileContext, ReconcileOutcome } from '../../runtime/controller.js';
 import type { ManagedController } from './managed-controller.js';
 import type { ManagedObject, RemoteResource } from './managed-resource.js';
 import { writeStatus } from './status.js';

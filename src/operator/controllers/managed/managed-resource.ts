@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Condition, ConditionUpdate } from '../../runtime/conditions.js';
-import type { ReconcileContext } from '../../runtime/manager.js';
+import type { ReconcileContext } from '../../runtime/controller.js';
 
 /**
  * What a managed kind supplies to the reconcile skeleton every edgeward controller shares (the

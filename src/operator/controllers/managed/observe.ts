@@ -1,5 +1,5 @@
+import type { ReconcileContext } from '../../runtime/controller.js';
 import { EXTERNAL_ID_ANNOTATION } from '../../runtime/external-id.js';
-import type { ReconcileContext } from '../../runtime/manager.js';
 import { isEdgewardNotFound } from '../shared/edgeward-errors.js';
 import {
   ADOPT_ANNOTATION,

@@ -1,7 +1,7 @@
 import { ConditionType } from '../../runtime/conditions.js';
+import type { ReconcileContext, ReconcileOutcome, ReconcileRequest } from '../../runtime/controller.js';
 import { addFinalizer, isBeingDeleted } from '../../runtime/finalizers.js';
 import { getIfExists } from '../../runtime/get-if-exists.js';
-import type { ReconcileContext, ReconcileOutcome, ReconcileRequest } from '../../runtime/manager.js';
 import { applyDesired } from './apply.js';
 import { deleteManaged } from './delete.js';
 import { failed, failedTerminally } from './failures.js';

@@ -1,5 +1,6 @@
-import type { ResourceKind } from '../../runtime/kinds.js';
-import type { Controller, Manager, RegisteredController } from '../../runtime/manager.js';
+import type { Controller, RegisteredController } from '../../runtime/controller.js';
+import type { Manager } from '../../runtime/manager.js';
+import type { ResourceKind } from '../../runtime/resource-types.js';
 import { CreateMemory } from './create-memory.js';
 import type { ManagedController } from './managed-controller.js';
 import type { ManagedObject, RemoteResource, ResourceSync } from './managed-resource.js';

@@ -1,9 +1,8 @@
 import { ConditionType, type ConditionUpdate, getCondition, setCondition } from '../../runtime/conditions.js';
+import type { ReconcileContext, ReconcileOutcome } from '../../runtime/controller.js';
 import { EXTERNAL_ID_ANNOTATION } from '../../runtime/external-id.js';
-import type { ReconcileContext, ReconcileOutcome } from '../../runtime/manager.js';
-import { readExtraConditions } from './extra-conditions.js';
 import type { ManagedController } from './managed-controller.js';
-import type { ManagedObject, ManagedStatus, RemoteResource } from './managed-resource.js';
+import type { ExtraConditions, ManagedObject, ManagedStatus, RemoteResource } from './managed-resource.js';
 
 type ConditionFields = { status: 'True' | 'False'; reason: string; message: string };
 
@@ -107,4 +106,29 @@ async function mirrorExternalId<T extends ManagedObject, R, Remote extends Remot
   if (object.metadata?.annotations?.[EXTERNAL_ID_ANNOTATION] === id) return;
   const patch = { metadata: { annotations: { [EXTERNAL_ID_ANNOTATION]: id } } };
   await controller.client.patch(object.metadata?.namespace, object.metadata?.name ?? '', patch);
+}
+
+const NONE: ExtraConditions = { conditions: [] };
+
+/**
+ * The sync's conditions besides Ready and Synced, for a resource that matches the spec. A failure
+ * to read them is logged and reported as none: each keeps what it had, and the reconcile (and
+ * Ready) does not suffer from how the resource is doing.
+ */
+export async function readExtraConditions<T extends ManagedObject, R, Remote extends RemoteResource>(
+  controller: ManagedController<T, R, Remote>,
+  context: ReconcileContext,
+  object: T,
+  remote: Remote,
+): Promise<ExtraConditions> {
+  const { extraConditions } = controller.sync;
+  if (!extraConditions) return NONE;
+  try {
+    return await extraConditions(object, remote);
+  } catch (error) {
+    // Aborted: the reconcile stops here, as it would at its next server call.
+    context.signal.throwIfAborted();
+    context.log.warn({ err: error, id: remote.id }, 'reading conditions failed: keeping the previous ones');
+    return NONE;
+  }
 }

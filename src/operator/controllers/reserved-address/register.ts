@@ -1,7 +1,8 @@
 import type { EdgewardClient } from '../../../client/index.js';
-import type { Manager, RegisteredController } from '../../runtime/manager.js';
-import { RESERVED_ADDRESS } from '../kinds.js';
+import type { RegisteredController } from '../../runtime/controller.js';
+import type { Manager } from '../../runtime/manager.js';
 import { registerManaged } from '../managed/register-managed.js';
+import { RESERVED_ADDRESS } from '../resource-types.js';
 import { type ReservedAddressObject, reservedAddressSync } from './sync.js';
 
 /** ReservedAddress -> `/reserved_addrs`. No references. */

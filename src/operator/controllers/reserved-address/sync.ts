@@ -1,6 +1,6 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { ReservedAddr } from '../../../schemas/reserved-addrs.js';
-import type { ReservedAddressSpec, ReservedAddressStatus } from '../../crds/kinds/reserved-address.js';
+import type { ReservedAddressSpec, ReservedAddressStatus } from '../../crds/definitions/reserved-address.js';
 import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
 import { TerminalSyncError } from '../managed/sync-errors.js';
 import { changedFields } from '../shared/changed-fields.js';

@@ -1,6 +1,6 @@
 import type { InformerReader } from '../../runtime/informer.js';
-import { BOT_USER } from '../kinds.js';
 import type { Resolution } from '../managed/managed-resource.js';
+import { BOT_USER } from '../resource-types.js';
 import { type ReferencedObject, resolveReadyId } from './ready-references.js';
 
 /** How a credential spec names its owner: a BotUser of the namespace, or a raw server id. */

@@ -1,9 +1,9 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { withoutSecretData } from '../../runtime/cache-transform.js';
+import type { WatchSpec } from '../../runtime/controller.js';
 import { getIfExists } from '../../runtime/get-if-exists.js';
-import { type ResourceKind, SECRET } from '../../runtime/kinds.js';
-import type { WatchSpec } from '../../runtime/manager.js';
 import type { KubeResources } from '../../runtime/resource-client.js';
+import { type ResourceKind, SECRET } from '../../runtime/resource-types.js';
 import { sameJson } from '../../runtime/same-json.js';
 import { controllerReference } from '../../runtime/watch-mappers.js';
 import { TerminalSyncError } from '../managed/sync-errors.js';

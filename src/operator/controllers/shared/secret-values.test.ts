@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FakeResourceClient } from '../../../../test/support/fake/resource-client.js';
-import { SECRET } from '../../runtime/kinds.js';
+import { SECRET } from '../../runtime/resource-types.js';
 import { readSecretValues, type SecretObject, secretsChanged, secretValue } from './secret-values.js';
 
 const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');

@@ -1,8 +1,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import type { WatchSpec } from '../../runtime/controller.js';
 import { getIfExists } from '../../runtime/get-if-exists.js';
-import { SECRET } from '../../runtime/kinds.js';
-import type { WatchSpec } from '../../runtime/manager.js';
 import type { KubeResources } from '../../runtime/resource-client.js';
+import { SECRET } from '../../runtime/resource-types.js';
 import type { Resolution } from '../managed/managed-resource.js';
 
 export interface SecretObject extends KubernetesObject {

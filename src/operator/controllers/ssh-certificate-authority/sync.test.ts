@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import sshpk from 'sshpk';
 import { describe, expect, it } from 'vitest';
-import type { SshCertificateAuthoritySpec } from '../../crds/kinds/ssh-certificate-authority.js';
+import type { SshCertificateAuthoritySpec } from '../../crds/definitions/ssh-certificate-authority.js';
 import { keyPairMismatch } from './sync.js';
 
 /** A new public key as an OpenSSH line (and PEM), without running ssh-keygen. */

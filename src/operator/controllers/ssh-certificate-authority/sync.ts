@@ -3,7 +3,7 @@ import type { SshCertificateAuthority } from '../../../schemas/ssh-certificate-a
 import type {
   SshCertificateAuthoritySpec,
   SshCertificateAuthorityStatus,
-} from '../../crds/kinds/ssh-certificate-authority.js';
+} from '../../crds/definitions/ssh-certificate-authority.js';
 import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
 import { TerminalSyncError } from '../managed/sync-errors.js';
 import { changedFields } from '../shared/changed-fields.js';

@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { getIfExists } from '../../runtime/get-if-exists.js';
-import type { ResourceKind } from '../../runtime/kinds.js';
 import type { KubeResources } from '../../runtime/resource-client.js';
+import type { ResourceKind } from '../../runtime/resource-types.js';
 import { ownedBy, writeOwnedSecret } from '../shared/owned-secrets.js';
 import type { SecretObject } from '../shared/secret-values.js';
 

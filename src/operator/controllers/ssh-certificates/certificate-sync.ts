@@ -1,10 +1,10 @@
 import type { SshHostCertificate } from '../../../schemas/ssh-certificates.js';
 import { parseRfc3339 } from '../../../schemas/ssh-certificates.js';
-import type { SshCertificateStatus } from '../../crds/kinds/ssh-certificate-fields.js';
-import type { SshHostCertificateSpec } from '../../crds/kinds/ssh-host-certificate.js';
+import type { SshCertificateStatus } from '../../crds/definitions/ssh-certificate-fields.js';
+import type { SshHostCertificateSpec } from '../../crds/definitions/ssh-host-certificate.js';
 import type { InformerReader } from '../../runtime/informer.js';
-import type { ResourceKind } from '../../runtime/kinds.js';
 import type { KubeResources } from '../../runtime/resource-client.js';
+import type { ResourceKind } from '../../runtime/resource-types.js';
 import {
   ADOPT_ANNOTATION,
   type ManagedObject,

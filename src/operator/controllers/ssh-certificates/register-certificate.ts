@@ -1,9 +1,10 @@
 import type { SshHostCertificate } from '../../../schemas/ssh-certificates.js';
-import { SECRET } from '../../runtime/kinds.js';
-import type { Manager, RegisteredController } from '../../runtime/manager.js';
+import type { RegisteredController } from '../../runtime/controller.js';
+import type { Manager } from '../../runtime/manager.js';
+import { SECRET } from '../../runtime/resource-types.js';
 import { ownersOf } from '../../runtime/watch-mappers.js';
-import { SSH_CERTIFICATE_AUTHORITY } from '../kinds.js';
 import { registerManaged } from '../managed/register-managed.js';
+import { SSH_CERTIFICATE_AUTHORITY } from '../resource-types.js';
 import { ownedSecretsWatch } from '../shared/owned-secrets.js';
 import type { ReferencedObject } from '../shared/ready-references.js';
 import type { SecretObject } from '../shared/secret-values.js';

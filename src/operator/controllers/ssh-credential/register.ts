@@ -1,8 +1,9 @@
 import type { EdgewardClient } from '../../../client/index.js';
-import type { Manager, RegisteredController } from '../../runtime/manager.js';
+import type { RegisteredController } from '../../runtime/controller.js';
+import type { Manager } from '../../runtime/manager.js';
 import type { BotUserObject } from '../bot-user/sync.js';
-import { BOT_USER, SSH_CREDENTIAL } from '../kinds.js';
 import { registerManaged } from '../managed/register-managed.js';
+import { BOT_USER, SSH_CREDENTIAL } from '../resource-types.js';
 import { credentialOwnerReferences } from '../shared/credential-owner.js';
 import { type SshCredentialObject, sshCredentialSync } from './sync.js';
 

@@ -1,6 +1,6 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { SshCredential } from '../../../schemas/ssh-credentials.js';
-import type { SshCredentialSpec, SshCredentialStatus } from '../../crds/kinds/ssh-credential.js';
+import type { SshCredentialSpec, SshCredentialStatus } from '../../crds/definitions/ssh-credential.js';
 import type { InformerReader } from '../../runtime/informer.js';
 import type { BotUserObject } from '../bot-user/sync.js';
 import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';

@@ -3,10 +3,11 @@ import type { SshHostCertificate } from '../../../schemas/ssh-certificates.js';
 import type {
   SshHostCertificateSpec,
   SshHostCertificateStatus,
-} from '../../crds/kinds/ssh-host-certificate.js';
-import type { Manager, RegisteredController } from '../../runtime/manager.js';
-import { SSH_HOST_CERTIFICATE } from '../kinds.js';
+} from '../../crds/definitions/ssh-host-certificate.js';
+import type { RegisteredController } from '../../runtime/controller.js';
+import type { Manager } from '../../runtime/manager.js';
 import type { ManagedObject } from '../managed/managed-resource.js';
+import { SSH_HOST_CERTIFICATE } from '../resource-types.js';
 import { registerSshCertificate } from '../ssh-certificates/register-certificate.js';
 
 export type SshHostCertificateObject = ManagedObject & {

@@ -1,7 +1,8 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { SshUserCertificate } from '../../../schemas/ssh-certificates.js';
-import type { Manager, RegisteredController } from '../../runtime/manager.js';
-import { SSH_USER_CERTIFICATE } from '../kinds.js';
+import type { RegisteredController } from '../../runtime/controller.js';
+import type { Manager } from '../../runtime/manager.js';
+import { SSH_USER_CERTIFICATE } from '../resource-types.js';
 import { registerSshCertificate } from '../ssh-certificates/register-certificate.js';
 import { criticalOptionsOf, type SshUserCertificateObject, userFieldsMismatch } from './sync.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SshUserCertificateSpec } from '../../crds/kinds/ssh-user-certificate.js';
+import type { SshUserCertificateSpec } from '../../crds/definitions/ssh-user-certificate.js';
 import { criticalOptionsOf, userFieldsMismatch } from './sync.js';
 
 const spec = (fields: Partial<SshUserCertificateSpec>) =>

@@ -2,7 +2,7 @@ import { DEFAULT_SSH_USER_EXTENSIONS, type SshUserCertificate } from '../../../s
 import type {
   SshUserCertificateSpec,
   SshUserCertificateStatus,
-} from '../../crds/kinds/ssh-user-certificate.js';
+} from '../../crds/definitions/ssh-user-certificate.js';
 import type { ManagedObject } from '../managed/managed-resource.js';
 
 export type SshUserCertificateObject = ManagedObject & {

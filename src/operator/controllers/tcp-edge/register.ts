@@ -1,7 +1,8 @@
 import type { EdgewardClient } from '../../../client/index.js';
-import type { Manager, RegisteredController } from '../../runtime/manager.js';
-import { registerEdge } from '../edges/register-edge.js';
-import { TCP_EDGE } from '../kinds.js';
+import type { RegisteredController } from '../../runtime/controller.js';
+import type { Manager } from '../../runtime/manager.js';
+import { TCP_EDGE } from '../resource-types.js';
+import { registerEdge } from '../shared/edges/register-edge.js';
 import { type TcpEdgeObject, tcpEdgeSync } from './sync.js';
 
 /** TCPEdge -> `/edges/tcp`, following the IPPolicies it names. */

@@ -1,10 +1,10 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { TcpEdge } from '../../../schemas/tcp-edges.js';
-import type { TcpEdgeSpec, TcpEdgeStatus } from '../../crds/kinds/tcp-edge.js';
-import { backendAdapter, ipRestrictionAdapter, policyAdapter } from '../edges/edge-modules.js';
-import { edgeApiOf, edgeSync, type RemoteEdge } from '../edges/edge-sync.js';
-import type { EdgeReferenceInformers, ResolvedEdge } from '../edges/references.js';
+import type { TcpEdgeSpec, TcpEdgeStatus } from '../../crds/definitions/tcp-edge.js';
 import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
+import { backendAdapter, ipRestrictionAdapter, policyAdapter } from '../shared/edges/edge-modules.js';
+import { edgeApiOf, edgeSync, type RemoteEdge } from '../shared/edges/edge-sync.js';
+import type { EdgeReferenceInformers, ResolvedEdge } from '../shared/edges/references.js';
 
 export type TcpEdgeObject = ManagedObject & { spec: TcpEdgeSpec; status?: TcpEdgeStatus };
 

@@ -1,8 +1,9 @@
 import type { EdgewardClient } from '../../../client/index.js';
-import { SECRET } from '../../runtime/kinds.js';
-import type { Manager, RegisteredController } from '../../runtime/manager.js';
-import { TLS_CERTIFICATE } from '../kinds.js';
+import type { RegisteredController } from '../../runtime/controller.js';
+import type { Manager } from '../../runtime/manager.js';
+import { SECRET } from '../../runtime/resource-types.js';
 import { registerManaged } from '../managed/register-managed.js';
+import { TLS_CERTIFICATE } from '../resource-types.js';
 import { NAMED_SECRETS_WATCH, type SecretObject } from '../shared/secret-values.js';
 import { type TlsCertificateObject, tlsCertificateSync } from './sync.js';
 

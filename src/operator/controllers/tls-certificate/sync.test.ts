@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fakeEdgewardClient } from '../../../../test/support/fake/edgeward-client.js';
 import { FakeResourceClient } from '../../../../test/support/fake/resource-client.js';
-import { SECRET } from '../../runtime/kinds.js';
+import { SECRET } from '../../runtime/resource-types.js';
 import type { SecretObject } from '../shared/secret-values.js';
 import { type TlsCertificateObject, tlsCertificateSync } from './sync.js';
 

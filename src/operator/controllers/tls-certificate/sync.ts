@@ -1,6 +1,6 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { TlsCertificate } from '../../../schemas/tls-certificates.js';
-import type { TlsCertificateSpec, TlsCertificateStatus } from '../../crds/kinds/tls-certificate.js';
+import type { TlsCertificateSpec, TlsCertificateStatus } from '../../crds/definitions/tls-certificate.js';
 import type { KubeResources } from '../../runtime/resource-client.js';
 import {
   ADOPT_ANNOTATION,

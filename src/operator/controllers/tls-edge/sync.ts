@@ -1,16 +1,16 @@
 import type { EdgewardClient } from '../../../client/index.js';
 import type { TlsEdge } from '../../../schemas/tls-edges.js';
-import type { TlsEdgeSpec, TlsEdgeStatus } from '../../crds/kinds/tls-edge.js';
+import type { TlsEdgeSpec, TlsEdgeStatus } from '../../crds/definitions/tls-edge.js';
+import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
 import {
   backendAdapter,
   ipRestrictionAdapter,
   mutualTlsAdapter,
   policyAdapter,
   tlsTerminationAdapter,
-} from '../edges/edge-modules.js';
-import { edgeApiOf, edgeSync, type RemoteEdge } from '../edges/edge-sync.js';
-import type { EdgeReferenceInformers, ResolvedEdge } from '../edges/references.js';
-import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
+} from '../shared/edges/edge-modules.js';
+import { edgeApiOf, edgeSync, type RemoteEdge } from '../shared/edges/edge-sync.js';
+import type { EdgeReferenceInformers, ResolvedEdge } from '../shared/edges/references.js';
 
 export type TlsEdgeObject = ManagedObject & { spec: TlsEdgeSpec; status?: TlsEdgeStatus };
 

@@ -1,10 +1,11 @@
 import type { EdgewardClient } from '../../../client/index.js';
-import { SECRET } from '../../runtime/kinds.js';
-import type { Manager, RegisteredController } from '../../runtime/manager.js';
+import type { RegisteredController } from '../../runtime/controller.js';
+import type { Manager } from '../../runtime/manager.js';
+import { SECRET } from '../../runtime/resource-types.js';
 import { ownersOf } from '../../runtime/watch-mappers.js';
 import type { BotUserObject } from '../bot-user/sync.js';
-import { BOT_USER, TUNNEL_CREDENTIAL } from '../kinds.js';
 import { registerManaged } from '../managed/register-managed.js';
+import { BOT_USER, TUNNEL_CREDENTIAL } from '../resource-types.js';
 import { credentialOwnerReferences } from '../shared/credential-owner.js';
 import { ownedSecretsWatch } from '../shared/owned-secrets.js';
 import type { SecretObject } from '../shared/secret-values.js';

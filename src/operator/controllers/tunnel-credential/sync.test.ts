@@ -4,7 +4,7 @@ import { fakeEdgewardClient } from '../../../../test/support/fake/edgeward-clien
 import { FakeInformer } from '../../../../test/support/fake/informer.js';
 import { FakeResourceClient } from '../../../../test/support/fake/resource-client.js';
 import type { Credential } from '../../../schemas/credentials.js';
-import { SECRET } from '../../runtime/kinds.js';
+import { SECRET } from '../../runtime/resource-types.js';
 import type { BotUserObject } from '../bot-user/sync.js';
 import type { SecretObject } from '../shared/secret-values.js';
 import { type TunnelCredentialObject, tunnelCredentialSync } from './sync.js';

@@ -1,12 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { EdgewardClient } from '../../../client/index.js';
 import type { Credential } from '../../../schemas/credentials.js';
-import type { TunnelCredentialSpec, TunnelCredentialStatus } from '../../crds/kinds/tunnel-credential.js';
+import type {
+  TunnelCredentialSpec,
+  TunnelCredentialStatus,
+} from '../../crds/definitions/tunnel-credential.js';
 import { getIfExists } from '../../runtime/get-if-exists.js';
 import type { InformerReader } from '../../runtime/informer.js';
 import type { KubeResources } from '../../runtime/resource-client.js';
 import type { BotUserObject } from '../bot-user/sync.js';
-import { TUNNEL_CREDENTIAL } from '../kinds.js';
 import {
   ADOPT_ANNOTATION,
   type ManagedObject,
@@ -14,6 +16,7 @@ import {
   type ResourceSync,
 } from '../managed/managed-resource.js';
 import { TerminalSyncError } from '../managed/sync-errors.js';
+import { TUNNEL_CREDENTIAL } from '../resource-types.js';
 import { changedFields } from '../shared/changed-fields.js';
 import { resolveCredentialOwner } from '../shared/credential-owner.js';
 import { describedFields } from '../shared/described-fields.js';

@@ -1,10 +1,11 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { EdgewardClient } from '../../../client/index.js';
-import { parseKey, SECRET } from '../../runtime/kinds.js';
-import type { Manager, RegisteredController } from '../../runtime/manager.js';
+import type { RegisteredController } from '../../runtime/controller.js';
+import type { Manager } from '../../runtime/manager.js';
 import type { ObjectReference } from '../../runtime/reference-index.js';
+import { parseKey, SECRET } from '../../runtime/resource-types.js';
 import { ownersOf, referenceStateChanged } from '../../runtime/watch-mappers.js';
-import { TUNNEL, TUNNEL_CREDENTIAL } from '../kinds.js';
+import { TUNNEL, TUNNEL_CREDENTIAL } from '../resource-types.js';
 import { NAMED_SECRETS_WATCH, type SecretObject } from '../shared/secret-values.js';
 import type { TunnelCredentialObject } from '../tunnel-credential/sync.js';
 import { TunnelAgents } from './agents.js';

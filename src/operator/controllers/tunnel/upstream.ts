@@ -1,5 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { ResourceKind } from '../../runtime/kinds.js';
+import type { ResourceKind } from '../../runtime/resource-types.js';
 
 /** Where a Tunnel's carried connections go: a Service of the cluster resolved to one address. */
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { immutable, withRules } from '../cel.js';
 import { describedSpecFields, statusFields } from '../common.js';
-import { defineKind } from '../kind.js';
+import { defineKind } from '../crd-definition.js';
 import { PEM_MAX_CHARS, x509Columns, x509StatusFields } from './certificate-fields.js';
 
 export const certificateAuthoritySpec = withRules(

@@ -1,9 +1,10 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { ResourceKind } from '../../runtime/kinds.js';
-import type { Manager, RegisteredController } from '../../runtime/manager.js';
-import { CERTIFICATE_AUTHORITY, IP_POLICY } from '../kinds.js';
-import type { ManagedObject, RemoteResource, ResourceSync } from '../managed/managed-resource.js';
-import { registerManaged } from '../managed/register-managed.js';
+import type { RegisteredController } from '../../../runtime/controller.js';
+import type { Manager } from '../../../runtime/manager.js';
+import type { ResourceKind } from '../../../runtime/resource-types.js';
+import type { ManagedObject, RemoteResource, ResourceSync } from '../../managed/managed-resource.js';
+import { registerManaged } from '../../managed/register-managed.js';
+import { CERTIFICATE_AUTHORITY, IP_POLICY } from '../../resource-types.js';
 import {
   type EdgeReferenceInformers,
   type EdgeReferencingSpec,

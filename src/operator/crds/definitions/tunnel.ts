@@ -5,7 +5,7 @@ import {
 } from '../../../schemas/tunnel-group-backends.js';
 import { atMostOne, exactlyOne, withRules } from '../cel.js';
 import { localRef, metadata, objectName, secretKeyRef, statusFields } from '../common.js';
-import { defineKind } from '../kind.js';
+import { defineKind } from '../crd-definition.js';
 
 /**
  * A tunnel the operator carries itself: one agent session, in the operator's process, binding the

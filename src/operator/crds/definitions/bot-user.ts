@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { deletionPolicy, statusFields } from '../common.js';
-import { defineKind } from '../kind.js';
+import { defineKind } from '../crd-definition.js';
 
 export const botUserSpec = z.object({
   name: z

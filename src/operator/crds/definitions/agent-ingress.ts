@@ -6,7 +6,7 @@ import {
 } from '../../../schemas/agent-ingresses.js';
 import { immutable, withRules } from '../cel.js';
 import { describedSpecFields, statusFields } from '../common.js';
-import { defineKind } from '../kind.js';
+import { defineKind } from '../crd-definition.js';
 
 export const agentIngressSpec = withRules(
   z.object({

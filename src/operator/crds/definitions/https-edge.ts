@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describedSpecFields } from '../common.js';
-import { defineKind } from '../kind.js';
+import { defineKind } from '../crd-definition.js';
 import { hostports, mutualTlsModule, tlsTerminationAtEdgeModule } from '../modules.js';
 import { edgeStatus, hostportsColumn } from './edge-status.js';
 

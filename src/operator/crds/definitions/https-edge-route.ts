@@ -8,7 +8,7 @@ import {
   serverId,
   statusFields,
 } from '../common.js';
-import { defineKind } from '../kind.js';
+import { defineKind } from '../crd-definition.js';
 import { routeModuleSpecFields } from '../route-module-fields.js';
 
 const ROUTES_BELONG_TO_ONE_EDGE = 'a route belongs to one edge for its life';

@@ -5,7 +5,7 @@ import {
   type MutualTlsModule,
   type PolicyModule,
   type TlsTerminationModule,
-} from '../../../schemas/edge-modules.js';
+} from '../../../../schemas/edge-modules.js';
 import type {
   BackendModule as BackendSpec,
   IpRestrictionModule as IpRestrictionSpec,
@@ -13,7 +13,7 @@ import type {
   PolicyModule as PolicySpec,
   TlsTerminationAtEdgeModule as TlsTerminationAtEdgeSpec,
   TlsTerminationModule as TlsTerminationSpec,
-} from '../../crds/modules.js';
+} from '../../../crds/modules.js';
 import type { ResolvedEdge } from './references.js';
 
 /**

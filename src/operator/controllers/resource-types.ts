@@ -1,5 +1,5 @@
 import { API_GROUP, API_VERSION } from '../crds/common.js';
-import type { KindDefinition } from '../crds/kind.js';
+import type { KindDefinition } from '../crds/crd-definition.js';
 import {
   agentIngressKind,
   botUserKind,
@@ -19,8 +19,8 @@ import {
   tlsEdgeKind,
   tunnelCredentialKind,
   tunnelKind,
-} from '../crds/kinds/index.js';
-import type { ResourceKind } from '../runtime/kinds.js';
+} from '../crds/definitions/index.js';
+import type { ResourceKind } from '../runtime/resource-types.js';
 
 /** The runtime's view (group, version, plural) of a generated CRD kind. */
 export function resourceKindOf(definition: KindDefinition): ResourceKind {

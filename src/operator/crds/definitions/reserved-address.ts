@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { reservedAddrRegions } from '../../../schemas/reserved-addrs.js';
 import { immutable, withRules } from '../cel.js';
 import { describedSpecFields, statusFields } from '../common.js';
-import { defineKind } from '../kind.js';
+import { defineKind } from '../crd-definition.js';
 
 export const reservedAddressSpec = withRules(
   z.object({

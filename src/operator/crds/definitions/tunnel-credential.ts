@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { withRules } from '../cel.js';
 import { describedSpecFields, objectName, statusFields } from '../common.js';
-import { defineKind } from '../kind.js';
+import { defineKind } from '../crd-definition.js';
 import { acl, ownerFields, ownerRules } from './credential-fields.js';
 
 export const tunnelCredentialSpec = withRules(

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { atMostOne, withRules } from '../cel.js';
 import { describedSpecFields, localRefs, serverIds, statusFields } from '../common.js';
-import { defineKind } from '../kind.js';
+import { defineKind } from '../crd-definition.js';
 
 export const eventSubscriptionSpec = withRules(
   z.object({

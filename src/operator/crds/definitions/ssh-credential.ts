@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PUBLIC_KEY_MAX_BYTES } from '../../../schemas/ssh-credentials.js';
 import { immutable, withRules } from '../cel.js';
 import { describedSpecFields, statusFields } from '../common.js';
-import { defineKind } from '../kind.js';
+import { defineKind } from '../crd-definition.js';
 import { acl, ownerFields, ownerRules } from './credential-fields.js';
 
 export const sshCredentialSpec = withRules(

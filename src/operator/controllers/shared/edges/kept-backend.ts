@@ -1,9 +1,9 @@
-import { EdgewardApiError } from '../../../client/errors.js';
-import type { EdgewardClient } from '../../../client/index.js';
-import { sameJson } from '../../runtime/same-json.js';
-import type { ManagedObject } from '../managed/managed-resource.js';
-import { SyncProgressError } from '../managed/sync-errors.js';
-import { isEdgewardNotFound } from '../shared/edgeward-errors.js';
+import { EdgewardApiError } from '../../../../client/errors.js';
+import type { EdgewardClient } from '../../../../client/index.js';
+import { sameJson } from '../../../runtime/same-json.js';
+import type { ManagedObject } from '../../managed/managed-resource.js';
+import { SyncProgressError } from '../../managed/sync-errors.js';
+import { isEdgewardNotFound } from '../edgeward-errors.js';
 
 /** An edge (or route) object whose spec may name a backend by id or by tunnel-group labels. */
 export type BackendOwner = ManagedObject & {

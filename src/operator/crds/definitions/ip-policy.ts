@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ipPolicyAction } from '../../../schemas/ip-policies.js';
 import { withRules } from '../cel.js';
 import { describedSpecFields, description, statusFields } from '../common.js';
-import { defineKind } from '../kind.js';
+import { defineKind } from '../crd-definition.js';
 
 /** The server keeps rules as their own resources; the operator keeps them equal to this list. */
 const ipPolicyRule = withRules(

@@ -1,9 +1,9 @@
-import type { CreateOptions } from '../../../client/collection.js';
-import type { EdgewardClient } from '../../../client/index.js';
-import { sameJson } from '../../runtime/same-json.js';
-import type { ManagedObject, RemoteResource, ResourceSync } from '../managed/managed-resource.js';
-import { changedFields } from '../shared/changed-fields.js';
-import { describedFields } from '../shared/described-fields.js';
+import type { CreateOptions } from '../../../../client/collection.js';
+import type { EdgewardClient } from '../../../../client/index.js';
+import { sameJson } from '../../../runtime/same-json.js';
+import type { ManagedObject, RemoteResource, ResourceSync } from '../../managed/managed-resource.js';
+import { changedFields } from '../changed-fields.js';
+import { describedFields } from '../described-fields.js';
 import type { ModuleAdapter } from './edge-modules.js';
 import { type BackendOwner, keptBackend } from './kept-backend.js';
 import {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { datadogSites } from '../../../schemas/event-destinations.js';
 import { exactlyOne, withRules } from '../cel.js';
 import { describedSpecFields, secretKeyRef, secretVersionsStatusField, statusFields } from '../common.js';
-import { defineKind } from '../kind.js';
+import { defineKind } from '../crd-definition.js';
 
 /** `arn:aws[-partition]:<service>:<region>:<12-digit account>:<resource prefix><name>`. */
 function awsArn(service: string, resourcePrefix: string, example: string) {

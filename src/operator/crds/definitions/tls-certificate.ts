@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { tlsPrivateKeyType } from '../../../schemas/tls-certificates.js';
 import { immutable, withRules } from '../cel.js';
 import { describedSpecFields, secretKeyRef, statusFields } from '../common.js';
-import { defineKind } from '../kind.js';
+import { defineKind } from '../crd-definition.js';
 import { PEM_MAX_CHARS, x509Columns, x509StatusFields } from './certificate-fields.js';
 
 const UPLOADED_ONCE = 'the server keeps a certificate as uploaded; create a new TLSCertificate to replace it';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { sshKeyTypes } from '../../../schemas/ssh-certificate-authorities.js';
 import { immutable, withRules } from '../cel.js';
 import { describedSpecFields, statusFields } from '../common.js';
-import { defineKind } from '../kind.js';
+import { defineKind } from '../crd-definition.js';
 
 const KEY_PAIR_IS_FIXED = 'the key pair is generated once and certificates name its public key';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sameJson } from '../../runtime/same-json.js';
+import { sameJson } from '../../../runtime/same-json.js';
 import { tlsTerminationAdapter, tlsTerminationAtEdgeAdapter } from './edge-modules.js';
 
 const context = {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { withRules } from '../cel.js';
-import { defineKind } from '../kind.js';
+import { defineKind } from '../crd-definition.js';
 import {
   specTimestamp,
   sshCertificateSpecFields,

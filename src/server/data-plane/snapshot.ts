@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { SecretBox } from '../../crypto/secret-box.js';
 import type { EdgeConfig, EdgeHttpsEdge, EdgeHttpsRoute } from '../../schemas/edge-config.js';
-import { HTTPS_EDGE_ROUTE_MODULES } from '../edges/route-module-kinds.js';
-import { parseStoredModules, type StoredModules } from '../edges/stored-modules.js';
+import { HTTPS_EDGE_ROUTE_MODULES } from '../edge-resources/route-module-kinds.js';
+import { parseStoredModules, type StoredModules } from '../edge-resources/stored-modules.js';
 import { privateKeySealContext } from '../routes/tls-certificates.js';
 import type { Db } from '../store/database.js';
 

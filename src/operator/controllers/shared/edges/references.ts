@@ -1,6 +1,6 @@
-import type { InformerReader } from '../../runtime/informer.js';
-import type { Resolution } from '../managed/managed-resource.js';
-import { type ReferencedObject, resolveReadyIds } from '../shared/ready-references.js';
+import type { InformerReader } from '../../../runtime/informer.js';
+import type { Resolution } from '../../managed/managed-resource.js';
+import { type ReferencedObject, resolveReadyIds } from '../ready-references.js';
 
 /** Server ids of the objects an edge names: IP policies and certificate authorities. */
 export interface ResolvedEdge {
