@@ -23,16 +23,36 @@ const RULES: { folder: string; mayImport: string[] }[] = [
   { folder: 'edge', mayImport: ['edge', 'schemas', 'traffic-policy', 'crypto', 'lib'] },
   { folder: 'agent', mayImport: ['agent', 'schemas'] },
   { folder: 'dev-cluster', mayImport: ['dev-cluster', 'crypto', 'lib'] },
-  // Inside the server: store → events → http → edges and routes → plugins and app.
+  // Inside the server: store → events → auth, idempotency → http → edge resources and routes →
+  // plugins and app.
   { folder: 'server/store', mayImport: ['server/store', 'server/errors', 'crypto', 'lib', 'schemas'] },
   { folder: 'server/errors', mayImport: ['server/errors', 'schemas'] },
   {
     folder: 'server/events',
     mayImport: ['server/events', 'server/store', 'server/errors', 'crypto', 'lib', 'schemas'],
   },
+  // Authentication and authorization, idempotent replays: concerns of their own, below the routes.
+  {
+    folder: 'server/auth',
+    mayImport: ['server/auth', 'server/events', 'server/store', 'server/errors', 'crypto', 'lib', 'schemas'],
+  },
+  {
+    folder: 'server/idempotency',
+    mayImport: ['server/idempotency', 'server/store', 'server/errors', 'crypto', 'lib', 'schemas'],
+  },
   {
     folder: 'server/http',
-    mayImport: ['server/http', 'server/events', 'server/store', 'server/errors', 'crypto', 'lib', 'schemas'],
+    mayImport: [
+      'server/http',
+      'server/auth',
+      'server/idempotency',
+      'server/events',
+      'server/store',
+      'server/errors',
+      'crypto',
+      'lib',
+      'schemas',
+    ],
   },
   { folder: 'server', mayImport: ['server', 'schemas', 'traffic-policy', 'crypto', 'lib'] },
   // Inside the operator: runtime knows nothing of edgeward's kinds (it instruments the client's

@@ -1,13 +1,6 @@
 import type { SecretBox } from '../../crypto/secret-box.js';
+import type { Principal } from '../auth/principal.js';
 import type { Db } from '../store/database.js';
-
-/** Who is calling: the owner of the API key on the request. */
-export interface Principal {
-  kind: 'user' | 'bot';
-  id: string;
-  isAdmin: boolean;
-  apiKeyId: string;
-}
 
 export interface ServerSettings {
   /**

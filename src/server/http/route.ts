@@ -1,15 +1,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
+import { affectsPrincipals } from '../auth/principal-cache.js';
 import { ApiError } from '../errors/api-error.js';
 import { describeZodError } from '../errors/zod-issues.js';
 import type { ChangeSignal } from '../events/change-signal.js';
 import { type AccountEvent, recordEvent } from '../events/outbox.js';
+import { requestFingerprint, runIdempotent } from '../idempotency/idempotency.js';
 import type { Db } from '../store/database.js';
 import { inWriteTransaction } from '../store/write-transaction.js';
 import { quickParserOf } from './common-inputs.js';
 import type { RequestContext } from './context.js';
-import { requestFingerprint, runIdempotent } from './idempotency.js';
-import { affectsPrincipals } from './principal-cache.js';
 import { checkResponse } from './response-check.js';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';

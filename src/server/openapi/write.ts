@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../app.js';
-import { openApiDocumentOf } from '../plugins/openapi.js';
+import { openApiDocumentOf } from './openapi-plugin.js';
 
 /** The checked-in copy; a test fails when it differs from what the routes generate. */
 export const OPENAPI_FILE = new URL('../../schemas/openapi.json', import.meta.url);

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { newId } from '../../crypto/ids.js';
 import { type BotUser, botUser, botUserCreate, botUserList, botUserUpdate } from '../../schemas/bot-users.js';
+import { requireAdmin } from '../auth/authorization.js';
 import { inUse } from '../errors/api-error.js';
-import { requireAdmin } from '../http/authorization.js';
 import type { RequestContext } from '../http/context.js';
 import type { Db } from '../store/database.js';
 import { insertRow, type Row } from '../store/rows.js';

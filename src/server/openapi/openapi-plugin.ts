@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { buildOpenApiDocument } from '../openapi/document.js';
+import { buildOpenApiDocument } from './document.js';
 
 const packageVersion = (
   JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }

@@ -1,5 +1,5 @@
 import type { AccountEvent } from '../events/outbox.js';
-import type { Principal } from './context.js';
+import type { Principal } from './principal.js';
 
 /** Events after which a key may no longer authenticate, or no longer as the same principal. */
 const PRINCIPAL_EVENTS: ReadonlySet<string> = new Set([

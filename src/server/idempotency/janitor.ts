@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { rfc3339 } from '../../lib/rfc3339.js';
-import { IDEMPOTENCY_TTL_MS } from '../http/idempotency.js';
 import type { Db } from '../store/database.js';
+import { IDEMPOTENCY_TTL_MS } from './idempotency.js';
 
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
 

@@ -3,9 +3,9 @@ import fp from 'fastify-plugin';
 import { hashToken } from '../../crypto/tokens.js';
 import { isIdOf } from '../../schemas/id-prefixes.js';
 import { ApiError } from '../errors/api-error.js';
-import type { Principal } from '../http/context.js';
-import type { PrincipalCache } from '../http/principal-cache.js';
 import type { Db } from '../store/database.js';
+import type { Principal } from './principal.js';
+import type { PrincipalCache } from './principal-cache.js';
 
 export const SUPPORTED_VERSIONS = ['2'];
 

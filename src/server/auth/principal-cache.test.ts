@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Principal } from './context.js';
+import type { Principal } from './principal.js';
 import { affectsPrincipals, PrincipalCache } from './principal-cache.js';
 
 const alice: Principal = { kind: 'user', id: 'usr_alice', isAdmin: true, apiKeyId: 'ak_1' };
