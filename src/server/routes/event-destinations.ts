@@ -1,16 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import {
-  type AwsAuth,
   type EventDestination,
-  type EventTarget,
   eventDestination,
   eventDestinationCreate,
   eventDestinationList,
   eventDestinationUpdate,
 } from '../../schemas/event-destinations.js';
+import { redactedEventTarget } from '../../schemas/event-target-forms.js';
 import { inUse } from '../errors/api-error.js';
 import { subscriptionsListing } from '../events/delivery-store.js';
-import { openTarget, type StoredAwsAuth, type StoredTarget, sealTarget } from '../events/stored-target.js';
+import { openTarget, sealTarget } from '../events/stored-target.js';
 import type { RequestContext } from '../http/context.js';
 import { insertRow, type Row } from '../store/rows.js';
 import { defineCollection } from './collection.js';
@@ -33,32 +32,6 @@ export const EVENT_DESTINATIONS = defineCollection({
   toWire: eventDestinationToWire,
 });
 
-function redactedAuth(auth: StoredAwsAuth): AwsAuth {
-  return {
-    role: auth.role ? { role_arn: auth.role.role_arn } : null,
-    creds: auth.creds
-      ? { aws_access_key_id: auth.creds.aws_access_key_id, aws_secret_access_key: null }
-      : null,
-  };
-}
-
-/** Secrets are write-only: the read form shows them as null, everything else as stored. */
-function redactedTarget(target: StoredTarget): EventTarget {
-  const { kinesis, firehose, cloudwatch_logs, datadog } = target;
-  return {
-    kinesis: kinesis ? { auth: redactedAuth(kinesis.auth), stream_arn: kinesis.stream_arn } : null,
-    firehose: firehose
-      ? { auth: redactedAuth(firehose.auth), delivery_stream_arn: firehose.delivery_stream_arn }
-      : null,
-    cloudwatch_logs: cloudwatch_logs
-      ? { auth: redactedAuth(cloudwatch_logs.auth), log_group_arn: cloudwatch_logs.log_group_arn }
-      : null,
-    datadog: datadog
-      ? { api_key: null, ddtags: datadog.ddtags, service: datadog.service, ddsite: datadog.ddsite }
-      : null,
-  };
-}
-
 export function eventDestinationToWire(
   row: Row<'event_destinations'>,
   ctx: RequestContext,
@@ -66,7 +39,7 @@ export function eventDestinationToWire(
   return {
     ...describedToWire(row, ctx, EVENT_DESTINATIONS.path),
     format: row.format,
-    target: redactedTarget(openTarget(ctx.secretBox, row.id, row.target_sealed)),
+    target: redactedEventTarget(openTarget(ctx.secretBox, row.id, row.target_sealed)),
   };
 }
 

@@ -14,6 +14,7 @@ import {
   type SecretObject,
   type SecretValues,
   secretsChanged,
+  secretValue,
 } from '../shared/secret-values.js';
 import { deliveryConditions } from './delivering.js';
 import { targetInput, targetReadForm, targetSecretRequests } from './targets.js';
@@ -46,14 +47,17 @@ export function eventDestinationSync(
     get: (id) => api.eventDestinations.get(id),
     create: (object, values, options) =>
       api.eventDestinations.create(
-        { ...desiredFields(object), target: targetInput(object.spec.target, values) },
+        {
+          ...desiredFields(object),
+          target: targetInput(object.spec.target, (field) => secretValue(values, field)),
+        },
         options,
       ),
     async update(object, values, remote) {
       const patch: Record<string, unknown> = changedFields(desiredFields(object), remote);
       const targetDiffers = !sameJson(targetReadForm(object.spec.target), remote.target);
       if (targetDiffers || secretsChanged(object.status?.secretVersions, values)) {
-        patch.target = targetInput(object.spec.target, values);
+        patch.target = targetInput(object.spec.target, (field) => secretValue(values, field));
       }
       if (Object.keys(patch).length === 0) return { remote, changed: false };
       return { remote: await api.eventDestinations.update(remote.id, patch), changed: true };

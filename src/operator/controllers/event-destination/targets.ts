@@ -1,7 +1,7 @@
 import type { EventTarget, EventTargetInput } from '../../../schemas/event-destinations.js';
+import { redactedEventTarget, storedEventTarget } from '../../../schemas/event-target-forms.js';
 import type { EventDestinationSpec } from '../../crds/definitions/event-destination.js';
-import type { SecretKeyRequest, SecretValues } from '../shared/secret-values.js';
-import { secretValue } from '../shared/secret-values.js';
+import type { SecretKeyRequest } from '../shared/secret-values.js';
 
 type TargetSpec = EventDestinationSpec['target'];
 type AwsAuthSpec = NonNullable<TargetSpec['kinesis']>['auth'];
@@ -25,23 +25,26 @@ export function targetSecretRequests(target: TargetSpec): SecretKeyRequest[] {
   return requests;
 }
 
-function authInput(auth: AwsAuthSpec, field: string, secrets: SecretValues) {
+function authInput(auth: AwsAuthSpec, field: string, secretOf: SecretOf) {
   if (auth.role) return { role: { role_arn: auth.role.roleArn } };
   if (!auth.creds) throw new Error(`${field}: neither role nor creds is set`);
   return {
     creds: {
       aws_access_key_id: auth.creds.awsAccessKeyId,
-      aws_secret_access_key: secretValue(secrets, `${field}.creds.awsSecretAccessKeyRef`),
+      aws_secret_access_key: secretOf(`${field}.creds.awsSecretAccessKeyRef`),
     },
   };
 }
 
+/** The value of the Secret key a spec field names. */
+type SecretOf = (field: string) => string;
+
 /** The target as the API takes it, with the Secret values in it (request bodies only). */
-export function targetInput(target: TargetSpec, secrets: SecretValues): EventTargetInput {
+export function targetInput(target: TargetSpec, secretOf: SecretOf): EventTargetInput {
   for (const kind of AWS_TARGETS) {
     const member = target[kind.spec];
     if (!member) continue;
-    const auth = authInput(member.auth, `spec.target.${kind.spec}.auth`, secrets);
+    const auth = authInput(member.auth, `spec.target.${kind.spec}.auth`, secretOf);
     const arn = (member as Record<string, unknown>)[kind.arnSpec] as string;
     return { [kind.api]: { auth, [kind.arnApi]: arn } } as EventTargetInput;
   }
@@ -49,7 +52,7 @@ export function targetInput(target: TargetSpec, secrets: SecretValues): EventTar
     const { ddtags, service, ddsite } = target.datadog;
     return {
       datadog: {
-        api_key: secretValue(secrets, 'spec.target.datadog.apiKeySecretRef'),
+        api_key: secretOf('spec.target.datadog.apiKeySecretRef'),
         ...(ddtags !== undefined ? { ddtags } : {}),
         ...(service !== undefined ? { service } : {}),
         ...(ddsite !== undefined ? { ddsite } : {}),
@@ -60,31 +63,10 @@ export function targetInput(target: TargetSpec, secrets: SecretValues): EventTar
 }
 
 /**
- * The target as the server shows it (secrets null, unset Datadog strings ''), so the spec and the
- * server compare without the secrets; a changed Secret is found by its resourceVersion instead.
+ * The target as the server shows it (secrets null, unset Datadog strings ''), derived as the server
+ * derives it, so the spec and the server compare without the secrets; a changed Secret is found by
+ * its resourceVersion instead.
  */
 export function targetReadForm(target: TargetSpec): EventTarget {
-  const readAuth = (auth: AwsAuthSpec) => ({
-    role: auth.role ? { role_arn: auth.role.roleArn } : null,
-    creds: auth.creds ? { aws_access_key_id: auth.creds.awsAccessKeyId, aws_secret_access_key: null } : null,
-  });
-  return {
-    kinesis: target.kinesis
-      ? { auth: readAuth(target.kinesis.auth), stream_arn: target.kinesis.streamArn }
-      : null,
-    firehose: target.firehose
-      ? { auth: readAuth(target.firehose.auth), delivery_stream_arn: target.firehose.deliveryStreamArn }
-      : null,
-    cloudwatch_logs: target.cloudwatchLogs
-      ? { auth: readAuth(target.cloudwatchLogs.auth), log_group_arn: target.cloudwatchLogs.logGroupArn }
-      : null,
-    datadog: target.datadog
-      ? {
-          api_key: null,
-          ddtags: target.datadog.ddtags ?? '',
-          service: target.datadog.service ?? '',
-          ddsite: target.datadog.ddsite ?? '',
-        }
-      : null,
-  };
+  return redactedEventTarget(storedEventTarget(targetInput(target, () => '')));
 }

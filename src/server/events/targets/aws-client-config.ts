@@ -1,6 +1,6 @@
 import { fromTemporaryCredentials } from '@aws-sdk/credential-providers';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import type { StoredAwsAuth } from '../stored-target.js';
+import type { StoredAwsAuth } from '../../../schemas/event-target-forms.js';
 import type { RecordResult, TargetEndpoints } from './delivery-target.js';
 
 /** The parts of an AWS ARN the clients need: `arn:<partition>:<service>:<region>:<account>:<resource>`. */

@@ -5,7 +5,7 @@ import {
   ResourceAlreadyExistsException,
   ResourceNotFoundException,
 } from '@aws-sdk/client-cloudwatch-logs';
-import type { StoredTarget } from '../stored-target.js';
+import type { StoredEventTarget } from '../../../schemas/event-target-forms.js';
 import { awsClientConfig, parseArn } from './aws-client-config.js';
 import {
   byteLength,
@@ -15,7 +15,7 @@ import {
   type TargetEndpoints,
 } from './delivery-target.js';
 
-type CloudWatchLogsTarget = NonNullable<StoredTarget['cloudwatch_logs']>;
+type CloudWatchLogsTarget = NonNullable<StoredEventTarget['cloudwatch_logs']>;
 
 /** CloudWatch Logs accepts events at most 14 days old; keep a day's margin. */
 const OLDEST_ACCEPTED_MS = 13 * 24 * 3600 * 1000;

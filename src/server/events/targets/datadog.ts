@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { request } from 'undici';
-import type { StoredTarget } from '../stored-target.js';
+import type { StoredEventTarget } from '../../../schemas/event-target-forms.js';
 import {
   BatchTooLargeError,
   byteLength,
@@ -12,7 +12,7 @@ import {
   type TargetEndpoints,
 } from './delivery-target.js';
 
-type DatadogTarget = NonNullable<StoredTarget['datadog']>;
+type DatadogTarget = NonNullable<StoredEventTarget['datadog']>;
 
 const gzipAsync = promisify(gzip);
 

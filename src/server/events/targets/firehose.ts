@@ -1,5 +1,5 @@
 import { FirehoseClient, PutRecordBatchCommand } from '@aws-sdk/client-firehose';
-import type { StoredTarget } from '../stored-target.js';
+import type { StoredEventTarget } from '../../../schemas/event-target-forms.js';
 import { awsClientConfig, parseArn, perRecordResults } from './aws-client-config.js';
 import {
   byteLength,
@@ -9,7 +9,7 @@ import {
   type TargetEndpoints,
 } from './delivery-target.js';
 
-type FirehoseTarget = NonNullable<StoredTarget['firehose']>;
+type FirehoseTarget = NonNullable<StoredEventTarget['firehose']>;
 
 /**
  * Data Firehose, through PutRecordBatch: up to 500 records and 4 MiB a call, 1,000 KiB a record.

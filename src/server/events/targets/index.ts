@@ -1,9 +1,9 @@
-import type { StoredTarget } from '../stored-target.js';
+import type { StoredEventTarget } from '../../../schemas/event-target-forms.js';
 import type { DeliveryTarget, TargetEndpoints } from './delivery-target.js';
 
 /** Builds a destination's sender: `deliveryTargetFor`, or a fake in tests. */
 export type DeliveryTargetFactory = (
-  target: StoredTarget,
+  target: StoredEventTarget,
   endpoints: TargetEndpoints,
   destinationId: string,
 ) => DeliveryTarget | Promise<DeliveryTarget>;

@@ -1,5 +1,5 @@
 import { KinesisClient, PutRecordsCommand } from '@aws-sdk/client-kinesis';
-import type { StoredTarget } from '../stored-target.js';
+import type { StoredEventTarget } from '../../../schemas/event-target-forms.js';
 import { awsClientConfig, perRecordResults } from './aws-client-config.js';
 import {
   byteLength,
@@ -9,7 +9,7 @@ import {
   type TargetEndpoints,
 } from './delivery-target.js';
 
-type KinesisTarget = NonNullable<StoredTarget['kinesis']>;
+type KinesisTarget = NonNullable<StoredEventTarget['kinesis']>;
 
 /**
  * Kinesis Data Streams, through PutRecords on the stream's ARN (so its account, not a same-named
