@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSession } from '../../src/edge/tunnel/agent-session.js';
 import { SessionRefused, TunnelEndpoint } from '../../src/edge/tunnel/tunnel-endpoint.js';
+import { waitFor as waitUntil } from '../support/eventually.js';
 import { OpensslWorkspace } from '../support/openssl.js';
 
 /**
@@ -208,11 +209,5 @@ const alive = (pid: number) => {
 };
 
 /** Polls until `check` returns something truthy (5 s at most). */
-async function waitFor<T>(check: () => T | undefined | false): Promise<T> {
-  for (let waited = 0; waited < 5_000; waited += 50) {
-    const value = check();
-    if (value) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error('timed out waiting');
-}
+const waitFor = <T>(check: () => T | undefined | false): Promise<T> =>
+  waitUntil(check, { what: 'the agent' });

@@ -6,9 +6,9 @@ import {
   OAUTH_PROVIDERS,
 } from '../../src/edge/https/modules/auth/index.js';
 import { oauthModuleInput } from '../../src/schemas/route-modules.js';
-import { Browser, browse, startTestEdge, type TestEdge } from './auth-browser.js';
-import { type FakeGithub, startFakeGithub } from './auth-fake-github.js';
-import { type LoopbackTls, loopbackTls, startTestIdp, type TestIdp } from './auth-idp.js';
+import { Browser, browse, startTestEdge, type TestEdge } from '../support/auth-browser.js';
+import { type FakeGithub, startFakeGithub } from '../support/auth-fake-github.js';
+import { type LoopbackTls, loopbackTls, startTestIdp, type TestIdp } from '../support/auth-idp.js';
 
 const ROUTE = 'rt_oauth';
 const ACCOUNTS = {

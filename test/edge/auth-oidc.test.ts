@@ -6,8 +6,8 @@ import {
   createOidcModule,
 } from '../../src/edge/https/modules/auth/index.js';
 import { type OidcModuleInput, oidcModuleInput } from '../../src/schemas/route-modules.js';
-import { Browser, browse, startTestEdge, type TestEdge } from './auth-browser.js';
-import { type LoopbackTls, loopbackTls, startTestIdp, type TestIdp } from './auth-idp.js';
+import { Browser, browse, startTestEdge, type TestEdge } from '../support/auth-browser.js';
+import { type LoopbackTls, loopbackTls, startTestIdp, type TestIdp } from '../support/auth-idp.js';
 
 const ROUTE = 'rt_oidc';
 const ACCOUNTS = {

@@ -4,7 +4,7 @@ import { createServer as createTcpServer, type Socket, type Server as TcpServer 
 import tls from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { eventually, headerOf, seenAt, useHarness } from './https-modules-harness.js';
+import { eventually, headerOf, seenAt, useHarness } from '../support/https-modules-harness.js';
 
 /**
  * Regression tests of the HTTPS edge's review findings, end to end through a real server, edge and

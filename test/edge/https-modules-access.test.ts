@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, headerOf, run, seenAt, useHarness } from '../support/https-modules-harness.js';
 import { OpensslWorkspace } from '../support/openssl.js';
-import { eventually, headerOf, run, seenAt, useHarness } from './https-modules-harness.js';
 
 /**
  * HTTPS route and edge modules that decide who gets in, end to end: configured through the API,

@@ -2,8 +2,8 @@ import { X509Certificate } from 'node:crypto';
 import type { LookupFunction } from 'node:net';
 import { Agent, request } from 'undici';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type LoopbackTls, loopbackTls, startTestIdp, type TestIdp } from './auth-idp.js';
-import { eventually, headerOf, seenAt, useHarness } from './https-modules-harness.js';
+import { type LoopbackTls, loopbackTls, startTestIdp, type TestIdp } from '../support/auth-idp.js';
+import { eventually, headerOf, seenAt, useHarness } from '../support/https-modules-harness.js';
 
 /**
  * The sign-in route modules through a real edge: OIDC against a real OpenID provider (the test IdP

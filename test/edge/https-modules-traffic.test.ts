@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { BIG_TEXT, eventually, headerOf, seenAt, useHarness } from './https-modules-harness.js';
+import { BIG_TEXT, eventually, headerOf, seenAt, useHarness } from '../support/https-modules-harness.js';
 
 /**
  * HTTPS route modules that change traffic on its way, end to end: configured through the API,

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestEdge, type TestEdge } from '../support/edge.js';
+import { eventually } from '../support/eventually.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -168,12 +169,12 @@ describe.skipIf(skipReason !== undefined)('across network namespaces', () => {
         agentLog += chunk.toString();
       });
       try {
-        const deadline = Date.now() + 20_000;
-        let sessions: Array<Record<string, unknown>> = [];
-        while (sessions.length === 0 && Date.now() < deadline) {
-          sessions = (await api('GET', '/tunnel_sessions')).tunnel_sessions as Array<Record<string, unknown>>;
-          if (sessions.length === 0) await new Promise((resolve) => setTimeout(resolve, 200));
-        }
+        const sessions = await eventually(
+          async () =>
+            (await api('GET', '/tunnel_sessions')).tunnel_sessions as Array<Record<string, unknown>>,
+          (listed) => listed.length > 0,
+          20_000,
+        );
         expect(sessions, agentLog).toHaveLength(1);
         expect(sessions[0]?.ip).toBe(AGENT_IP);
 
@@ -192,16 +193,30 @@ describe.skipIf(skipReason !== undefined)('across network namespaces', () => {
           action: 'allow',
         });
         await api('PATCH', `/edges/tcp/${tcpEdge.id}`, { ip_restriction: { ip_policy_ids: [policy.id] } });
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        expect((await curlFromClient(port)).code).not.toBe(0);
+        // The edge learns of the change from its feed: the client is refused once it has.
+        expect(
+          (
+            await eventually(
+              () => curlFromClient(port),
+              (result) => result.code !== 0,
+            )
+          ).code,
+        ).not.toBe(0);
         await api('POST', '/ip_policy_rules', {
           ip_policy_id: policy.id,
           cidr: `${CLIENT_IP}/32`,
           action: 'allow',
         });
         await api('DELETE', `/ip_policy_rules/${other.id}`);
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        expect(await curlFromClient(port)).toEqual({ code: 0, stdout: 'served in the agent namespace' });
+        expect(
+          await eventually(
+            () => curlFromClient(port),
+            (result) => result.code === 0,
+          ),
+        ).toEqual({
+          code: 0,
+          stdout: 'served in the agent namespace',
+        });
       } finally {
         agent.kill('SIGKILL');
       }

@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliProcess, spawnCli } from '../support/cli-process.js';
+import { waitFor } from '../support/eventually.js';
 import { OpenSshWorkspace } from '../support/openssh.js';
 
 /**
@@ -130,14 +131,14 @@ async function until<T>(
   ok: (value: T) => boolean,
   timeoutMs = 10_000,
 ) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (ok(value)) return value;
-    if (Date.now() > deadline)
-      throw new Error(`${what}: not within ${timeoutMs} ms (last: ${JSON.stringify(value)})`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  let last: T | undefined;
+  return waitFor(
+    async () => {
+      last = await probe();
+      return ok(last) && { value: last };
+    },
+    { what, timeoutMs, intervalMs: 100, detail: () => `last: ${JSON.stringify(last)}` },
+  ).then(({ value }) => value);
 }
 
 beforeAll(async () => {

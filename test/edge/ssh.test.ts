@@ -13,6 +13,7 @@ import {
   type SshSessionRequest,
 } from '../../src/edge/ssh/ssh-endpoint.js';
 import type { SshSession } from '../../src/edge/ssh/ssh-session.js';
+import { waitFor } from '../support/eventually.js';
 import { type KeyFiles, OpenSshWorkspace } from '../support/openssh.js';
 
 /**
@@ -167,11 +168,12 @@ async function nextSession(run: SshRun): Promise<SshSession> {
 }
 
 async function until(condition: () => boolean, describe: () => string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out; last seen: ${describe()}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitFor(condition, {
+    what: 'the condition',
+    timeoutMs,
+    intervalMs: 20,
+    detail: () => `last seen: ${describe()}`,
+  });
 }
 
 /** One HTTP/1.1 exchange on a carried stream: the raw answer, up to the service closing it. */

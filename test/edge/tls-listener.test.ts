@@ -15,6 +15,7 @@ import {
   type TlsEdgeListenerOptions,
   type TlsRoute,
 } from '../../src/edge/listeners/tls-listener.js';
+import { eventually, waitFor } from '../support/eventually.js';
 import { type OpensslCertificate, OpensslWorkspace } from '../support/openssl.js';
 
 /**
@@ -176,13 +177,13 @@ function sClient(serverName: string | undefined, args: string[] = []): Promise<R
 }
 
 /** The event matching `predicate`, waiting for it up to 3 s. */
-async function eventOf(predicate: (event: TlsEdgeEvent) => boolean): Promise<TlsEdgeEvent> {
-  for (let waited = 0; waited < 3_000; waited += 10) {
-    const event = events.find(predicate);
-    if (event) return event;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`no such event in ${JSON.stringify(events)}`);
+function eventOf(predicate: (event: TlsEdgeEvent) => boolean): Promise<TlsEdgeEvent> {
+  return waitFor(() => events.find(predicate), {
+    what: 'the event',
+    timeoutMs: 3_000,
+    intervalMs: 10,
+    detail: () => `no such event in ${JSON.stringify(events)}`,
+  });
 }
 
 /** At least `count` events matching `predicate`, waiting for them up to 3 s. */
@@ -703,10 +704,12 @@ describe('TLS edge listener: secure contexts and close', () => {
 describe('TLS edge listener: no leaks', () => {
   it('leaves no client connection and no agent stream open once the clients are gone', async () => {
     expect(upstreams.length).toBeGreaterThanOrEqual(15);
-    for (let waited = 0; waited < 3_000 && listener.connectionCount > 0; waited += 20) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(listener.connectionCount).toBe(0);
+    expect(
+      await eventually(
+        async () => listener.connectionCount,
+        (count) => count === 0,
+      ),
+    ).toBe(0);
     expect(upstreams.filter((socket) => !socket.destroyed)).toEqual([]);
   });
 });

@@ -12,6 +12,7 @@ import { freePort } from '../../src/dev-cluster/free-port.js';
 import { finalizerPolicy } from '../../src/operator/admission/finalizer-policy.js';
 import { OPERATOR_KINDS } from '../../src/operator/kinds.js';
 import { type CliProcess, spawnCli } from '../support/cli-process.js';
+import { waitFor } from '../support/eventually.js';
 import { tool } from '../support/kubectl.js';
 import { ADMIN_KEY, idPattern, startTestServer, type TestServer } from '../support/server.js';
 
@@ -185,16 +186,13 @@ function canI(serviceAccount: string, namespace: string, verb: string, resource:
   });
 }
 
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 45_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}\noperator output:\n${operatorOutput.slice(-4000)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 45_000): Promise<T> {
+  return waitFor(probe, {
+    what,
+    timeoutMs,
+    intervalMs: 250,
+    detail: () => `operator output:\n${operatorOutput.slice(-4000)}`,
+  });
 }
 
 async function getJson<T>(args: string[]): Promise<T | undefined> {

@@ -9,6 +9,7 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { mintUser } from '../../src/dev-cluster/control-plane.js';
+import { eventually } from '../support/eventually.js';
 import { tool } from '../support/kubectl.js';
 import { GROUP, PLURAL, VERSION, WIDGET_CRD, type Widget, widgetIn } from '../support/widget-crd.js';
 
@@ -103,10 +104,11 @@ describe('the test control plane (real etcd + kube-apiserver)', () => {
       // A status write does not bump the generation: only spec changes do.
       expect(updated.metadata.generation).toBe(1);
 
-      const deadline = Date.now() + 10_000;
-      while (Date.now() < deadline && !events.some((e) => e.type === 'MODIFIED' && e.widget.status?.id)) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await eventually(
+        async () => events.some((e) => e.type === 'MODIFIED' && e.widget.status?.id),
+        (seen) => seen,
+        10_000,
+      );
       expect(events.map((e) => e.type).slice(0, 2), `watch ended: ${String(watchEnded)}`).toEqual([
         'ADDED',
         'MODIFIED',

@@ -18,6 +18,7 @@ import { OperatorMetrics } from '../../src/operator/runtime/metrics.js';
 import { ResourceClient } from '../../src/operator/runtime/resource-client.js';
 import { CONFIG_MAP, SECRET } from '../../src/operator/runtime/resource-types.js';
 import { ownersOf } from '../../src/operator/runtime/watch-mappers.js';
+import { waitFor } from '../support/eventually.js';
 
 /*
  * What the operator's Secret caches hold, against a real kube-apiserver, with the operator's own
@@ -48,13 +49,7 @@ async function eventually<T>(
   check: () => T | undefined | false,
   timeoutMs = 20_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  return waitFor(check, { what, timeoutMs, intervalMs: 100 });
 }
 
 async function edit(name: string, value: string): Promise<void> {

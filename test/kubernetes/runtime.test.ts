@@ -14,6 +14,7 @@ import { OperatorMetrics } from '../../src/operator/runtime/metrics.js';
 import { ResourceClient } from '../../src/operator/runtime/resource-client.js';
 import { CONFIG_MAP, EVENT, LEASE, type ResourceKind } from '../../src/operator/runtime/resource-types.js';
 import { StatusWriter } from '../../src/operator/runtime/status-writer.js';
+import { waitFor } from '../support/eventually.js';
 import { tool } from '../support/kubectl.js';
 
 /*
@@ -90,13 +91,7 @@ async function eventually<T>(
   check: () => T | undefined | false | Promise<T | undefined | false>,
   timeoutMs = 20_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  return waitFor(check, { what, timeoutMs, intervalMs: 100 });
 }
 
 beforeAll(async () => {

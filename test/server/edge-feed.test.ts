@@ -8,6 +8,7 @@ import {
   edgeCommandResultPath,
   edgeSessionPath,
 } from '../../src/schemas/edge-config.js';
+import { eventually } from '../support/eventually.js';
 import { ADMIN_KEY, startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -160,12 +161,11 @@ describe('the edge feed', () => {
 
     // The edge's feed ends: its sessions go with it.
     feed.close();
-    const deadline = Date.now() + 2000;
-    let status = 200;
-    while (status === 200 && Date.now() < deadline) {
-      status = (await t.api('GET', `/tunnel_sessions/${two}`)).status;
-      if (status === 200) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const status = await eventually(
+      async () => (await t.api('GET', `/tunnel_sessions/${two}`)).status,
+      (answer) => answer !== 200,
+      2000,
+    );
     expect(status).toBe(404);
   });
 

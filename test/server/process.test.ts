@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/eventually.js';
 import { projectStore } from '../support/server.js';
 import { type ServerProcess, spawnServer } from '../support/server-process.js';
 
@@ -126,7 +127,11 @@ describe('edgeward server (as a process)', { timeout: 120_000 }, () => {
       }
     };
     const writers = Array.from({ length: 24 }, (_, index) => writer(index));
-    while (acknowledged.length < 300) await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitFor(() => acknowledged.length >= 300, {
+      what: '300 acknowledged writes',
+      timeoutMs: 60_000,
+      intervalMs: 10,
+    });
     await first.kill('SIGKILL');
     stopped = true;
     await Promise.all(writers);

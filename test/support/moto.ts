@@ -1,6 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
+import { waitFor } from './eventually.js';
 
 /**
  * moto in server mode (PyPI `moto[server]`): Kinesis, Firehose, CloudWatch Logs and STS on one
@@ -64,22 +65,22 @@ export async function startMoto(port?: number): Promise<Moto> {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
   const url = `http://127.0.0.1:${listenPort}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`moto_server exited with ${child.exitCode}: ${stderr}`);
-    try {
-      const response = await fetch(`${url}/moto-api/`);
-      await response.arrayBuffer();
-      if (response.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`moto_server did not answer on ${url} in 30 s: ${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`moto_server exited with ${child.exitCode}: ${stderr}`);
+      try {
+        const response = await fetch(`${url}/moto-api/`);
+        await response.arrayBuffer();
+        return response.ok;
+      } catch {
+        return false; // not listening yet
+      }
+    },
+    { what: `moto_server on ${url}`, timeoutMs: 30_000, intervalMs: 100, detail: () => stderr },
+  ).catch((error: unknown) => {
+    child.kill('SIGKILL');
+    throw error;
+  });
   return {
     url,
     port: listenPort,

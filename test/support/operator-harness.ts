@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { expect, inject } from 'vitest';
 import { freePort } from '../../src/dev-cluster/free-port.js';
 import type { EventDeliveryOptions } from '../../src/server/events/dispatcher.js';
+import { waitFor } from './eventually.js';
 import { tool } from './kubectl.js';
 import { ADMIN_KEY, startTestServer, type TestServer } from './server.js';
 
@@ -218,15 +219,12 @@ export class OperatorHarness {
     probe: () => Promise<T | undefined>,
     timeoutMs = 30_000,
   ): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) {
-        throw new Error(`timed out waiting for ${what}\noperator output:\n${this.#output.slice(-4000)}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    return waitFor(probe, {
+      what,
+      timeoutMs,
+      intervalMs: 200,
+      detail: () => `operator output:\n${this.#output.slice(-4000)}`,
+    });
   };
 
   /** Waits until Ready has `status` (and `reason`, if given) for the object's current generation. */

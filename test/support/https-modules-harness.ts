@@ -9,9 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { Agent } from '../../src/agent/agent.js';
-import { startTestAgent, startTestEdge, type TestEdge } from '../support/edge.js';
-import { type CurlResult, curlHttps } from '../support/https-curl.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { startTestAgent, startTestEdge, type TestEdge } from './edge.js';
+import { type CurlResult, curlHttps } from './https-curl.js';
+import { startTestServer, type TestServer } from './server.js';
 
 /**
  * The rig of the HTTPS route module tests (https-modules-*.test.ts), after https-edge.test.ts: a
@@ -167,8 +167,8 @@ export function useHarness(options: { identityProviderCas?: string[] } = {}): Ha
   return harness;
 }
 
-export { eventually } from '../support/eventually.js';
-export { type CurlResult, headerOf } from '../support/https-curl.js';
+export { eventually } from './eventually.js';
+export { type CurlResult, headerOf } from './https-curl.js';
 
 /** The requests the service saw for `path` (exact, query included). */
 export function seenAt(seen: readonly SeenRequest[], path: string): SeenRequest[] {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { OpensslWorkspace } from '../support/openssl.js';
+import { OpensslWorkspace } from './openssl.js';
 
 /**
  * A real OpenID provider (panva's certified `oidc-provider`) on a loopback HTTPS port, with its

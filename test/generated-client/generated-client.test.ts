@@ -13,7 +13,7 @@ import { ADMIN_KEY, idPattern, startTestServer, type TestServer } from '../suppo
  * test/generated-client/scenario.py drives IP policies through that package against this server.
  */
 
-const SCENARIO = fileURLToPath(new URL('../generated-client/scenario.py', import.meta.url));
+const SCENARIO = fileURLToPath(new URL('./scenario.py', import.meta.url));
 const INSTALL = 'pip install -r test/generated-client/requirements.txt';
 
 /** Why this machine cannot generate or run the Python client, or undefined when it can. */
