@@ -1,5 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  appendFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,6 +81,42 @@ function nodeDistribution(version: string, log: (line: string) => void): string 
   return dir;
 }
 
+/**
+ * `npm ci --omit=dev` against the image's Node.js headers (native modules compiled for it), made
+ * once per lockfile, package.json and Node.js version and kept in the cache: a rebuild with none of
+ * them changed compiles nothing. Caches of other keys are dropped.
+ */
+function productionDependencies(node: string, nodeVersion: string, log: (line: string) => void): string {
+  const key = createHash('sha256')
+    .update(readFileSync(join(ROOT, 'package-lock.json')))
+    .update(readFileSync(join(ROOT, 'package.json')))
+    .update(nodeVersion)
+    .digest('hex')
+    .slice(0, 16);
+  const dir = join(cacheDir(), `node_modules-${key}`);
+  if (existsSync(join(dir, '.complete'))) {
+    log(`production dependencies from the cache (${dir})`);
+    return join(dir, 'node_modules');
+  }
+  log("npm ci --omit=dev against the image's Node.js headers (once per lockfile; cached)");
+  for (const name of readdirSync(cacheDir()).filter((entry) => entry.startsWith('node_modules-'))) {
+    rmSync(join(cacheDir(), name), { recursive: true, force: true });
+  }
+  const scratch = `${dir}.partial`;
+  rmSync(scratch, { recursive: true, force: true });
+  mkdirSync(scratch, { recursive: true });
+  cpSync(join(ROOT, 'package.json'), join(scratch, 'package.json'));
+  cpSync(join(ROOT, 'package-lock.json'), join(scratch, 'package-lock.json'));
+  run('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund'], {
+    cwd: scratch,
+    env: { ...process.env, npm_config_nodedir: node, NODE_ENV: 'production' },
+  });
+  writeFileSync(join(scratch, '.complete'), `${nodeVersion}\n`);
+  // Only a finished install takes the cached name.
+  run('mv', [scratch, dir]);
+  return join(dir, 'node_modules');
+}
+
 export interface BuiltImage {
   /** The OCI image layout (`<layout>:edgeward`). */
   layout: string;
@@ -94,16 +140,10 @@ export function buildImage(outArg: string, log: (line: string) => void = () => {
 
   // What the Dockerfile's final stage copies (package.json, dist, node_modules), node_modules being
   // exactly the lockfile's production dependencies, native ones built against the image's Node.
-  log("npm ci --omit=dev against the image's Node.js headers");
   const app = join(rootfs, stage.workdir);
   mkdirSync(app, { recursive: true });
   cpSync(join(ROOT, 'package.json'), join(app, 'package.json'));
-  cpSync(join(ROOT, 'package-lock.json'), join(app, 'package-lock.json'));
-  run('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund'], {
-    cwd: app,
-    env: { ...process.env, npm_config_nodedir: node, NODE_ENV: 'production' },
-  });
-  rmSync(join(app, 'package-lock.json'));
+  run('cp', ['-a', `${productionDependencies(node, nodeVersion, log)}/.`, join(app, 'node_modules')]);
   for (const name of stage.copied.filter(
     (copied) => copied !== 'node_modules' && copied !== 'package.json',
   )) {

@@ -1,5 +1,13 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,14 +35,38 @@ beforeAll(async () => {
   });
   const [{ filename }] = JSON.parse(stdout) as [{ filename: string }];
   writeFileSync(join(work, 'package.json'), JSON.stringify({ name: 'packed-edgeward-user', private: true }));
-  // From npm's cache where it can (the checkout's `npm ci` filled it); native modules build here.
+  // From npm's cache where it can (the checkout's `npm ci` filled it). better-sqlite3 takes the
+  // prebuilt binary a user's install downloads from its release; this machine reaches no release
+  // host, so the checkout's own build of the same version is offered where prebuild-install looks
+  // for local prebuilds. A different version or Node.js finds none there and compiles, as before.
   await run(
     'npm',
     ['install', '--prefer-offline', '--no-audit', '--no-fund', '--omit=dev', join(work, filename)],
-    { cwd: work, maxBuffer: 16 * 1024 * 1024, timeout: 400_000 },
+    {
+      cwd: work,
+      maxBuffer: 16 * 1024 * 1024,
+      timeout: 400_000,
+      env: { ...process.env, ...(await betterSqlitePrebuild(work)) },
+    },
   );
   cli = join(work, 'node_modules/edgeward/dist/cli.js');
 }, 420_000);
+/** The checkout's compiled better-sqlite3 as a prebuild-install archive; no env when there is none. */
+async function betterSqlitePrebuild(dir: string): Promise<Record<string, string>> {
+  const source = join(ROOT, 'node_modules/better-sqlite3');
+  const binary = join(source, 'build/Release/better_sqlite3.node');
+  if (!existsSync(binary)) return {};
+  const { version } = JSON.parse(readFileSync(join(source, 'package.json'), 'utf8')) as { version: string };
+  const stage = join(dir, 'prebuild-stage');
+  mkdirSync(join(stage, 'build/Release'), { recursive: true });
+  copyFileSync(binary, join(stage, 'build/Release/better_sqlite3.node'));
+  const prebuilds = join(dir, 'prebuilds');
+  mkdirSync(prebuilds);
+  const archive = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  await run('tar', ['-czf', join(prebuilds, archive), '-C', stage, 'build/Release/better_sqlite3.node']);
+  return { npm_config_better_sqlite3_local_prebuilds: prebuilds };
+}
+
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
