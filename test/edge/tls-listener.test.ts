@@ -187,13 +187,19 @@ function eventOf(predicate: (event: TlsEdgeEvent) => boolean): Promise<TlsEdgeEv
 }
 
 /** At least `count` events matching `predicate`, waiting for them up to 3 s. */
-async function eventsOf(predicate: (event: TlsEdgeEvent) => boolean, count: number): Promise<TlsEdgeEvent[]> {
-  for (let waited = 0; waited < 3_000; waited += 10) {
-    const found = events.filter(predicate);
-    if (found.length >= count) return found;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`fewer than ${count} such events in ${JSON.stringify(events)}`);
+function eventsOf(predicate: (event: TlsEdgeEvent) => boolean, count: number): Promise<TlsEdgeEvent[]> {
+  return waitFor(
+    () => {
+      const found = events.filter(predicate);
+      return found.length >= count && found;
+    },
+    {
+      what: `${count} such events`,
+      timeoutMs: 3_000,
+      intervalMs: 10,
+      detail: () => `fewer than ${count} such events in ${JSON.stringify(events)}`,
+    },
+  );
 }
 
 /** Outcomes (non-`closed` events) of closed connections of `edgeId`, once they are all closed. */

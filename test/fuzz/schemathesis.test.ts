@@ -27,7 +27,7 @@ import { ADMIN_KEY, projectStore, startTestServer, type TestServer } from '../su
 const HOOKS = new URL('./hooks.py', import.meta.url).pathname;
 const CONFIG = new URL('./schemathesis.toml', import.meta.url).pathname;
 const onPostgres = projectStore() === 'postgres';
-const MAX_EXAMPLES = process.env.EDGEWARD_FUZZ_EXAMPLES ?? (onPostgres ? '3' : '4');
+const MAX_EXAMPLES = process.env.EDGEWARD_FUZZ_EXAMPLES ?? (onPostgres ? '5' : '4');
 const PHASES = onPostgres ? 'fuzzing,stateful' : 'examples,coverage,fuzzing,stateful';
 /** Far above a run's work (minutes): only a hung run reaches it. */
 const TIME_LIMIT_MS = 900_000;
