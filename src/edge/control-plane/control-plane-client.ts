@@ -11,7 +11,14 @@ import {
   edgeFeedMessage,
   edgeSessionPath,
 } from '../../schemas/edge-config.js';
-import { backoffDelayMs } from './backoff.js';
+
+const FIRST_DELAY_MS = 250;
+const MAX_DELAY_MS = 15_000;
+
+/** Exponential backoff with full jitter: `attempt` 0 waits up to 250 ms, capped at 15 s. */
+function backoffDelayMs(attempt: number): number {
+  return Math.floor(Math.random() * Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** attempt));
+}
 
 export interface ControlPlaneOptions {
   apiUrl: string;
