@@ -53,8 +53,7 @@ export class RouteModules {
   async onRequest(exchange: RequestExchange): Promise<ModuleVerdict> {
     for (const { hooks } of this.#active) {
       if (!hooks.onRequest) continue;
-      const pending = hooks.onRequest(exchange);
-      const verdict = pending instanceof Promise ? await pending : pending;
+      const verdict = await hooks.onRequest(exchange);
       if (verdict) return verdict;
     }
     return undefined;
