@@ -90,7 +90,8 @@ export async function admit(
   if (refusal) return { kind: 'reply', edgeId, routeId: route.id, reply: refusal };
   const labels = modules.tunnelGroup;
   if (!labels) return reply(Pages.noBackend(), edgeId, route.id);
-  return { ...exchange, kind: 'pass', entry, route, modules, labels };
+  // The exchange itself goes on, admitted: no copy per request.
+  return Object.assign(exchange, { kind: 'pass' as const, entry, route, modules, labels });
 }
 
 /**

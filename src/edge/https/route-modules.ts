@@ -39,21 +39,24 @@ export const RESERVED_PATH_PREFIXES: readonly string[] = [
  */
 export class RouteModules {
   readonly #active: readonly { name: RouteModuleName; hooks: ActiveRouteModule }[];
+  readonly #onRequest: NonNullable<ActiveRouteModule['onRequest']>[];
   readonly #onResponse: ActiveRouteModule[];
   /** The tunnel group the route sends to, when its backend names one the configuration has. */
   readonly tunnelGroup: Readonly<Record<string, string>> | undefined;
 
   constructor(active: readonly { name: RouteModuleName; hooks: ActiveRouteModule }[]) {
     this.#active = active;
+    this.#onRequest = active.flatMap(({ hooks }) => (hooks.onRequest ? [hooks.onRequest.bind(hooks)] : []));
     this.#onResponse = active.flatMap(({ hooks }) => (hooks.onResponse ? [hooks] : []));
     this.tunnelGroup = active.find(({ hooks }) => hooks.tunnelGroup)?.hooks.tunnelGroup;
   }
 
   /** Every module's `onRequest` in order; the first reply answers instead of the upstream. */
   async onRequest(exchange: RequestExchange): Promise<ModuleVerdict> {
-    for (const { hooks } of this.#active) {
-      if (!hooks.onRequest) continue;
-      const verdict = await hooks.onRequest(exchange);
+    for (const onRequest of this.#onRequest) {
+      const pending = onRequest(exchange);
+      // Most hooks answer at once: a microtask per module per request is not worth paying.
+      const verdict = isPromiseLike(pending) ? await pending : pending;
       if (verdict) return verdict;
     }
     return undefined;
@@ -100,6 +103,10 @@ export class RouteModules {
   onUpgrade(upgrade: UpgradeExchange): boolean {
     return this.#active.some(({ hooks }) => hooks.onUpgrade?.(upgrade) === true);
   }
+}
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | undefined)?.then === 'function';
 }
 
 /** Reads one module's configuration; undefined when it is unset or disabled. */
