@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import type { EdgeConfig, EdgeHttpsEdge, EdgeHttpsRoute } from '../../schemas/edge-config.js';
 import type { TlsVersion } from '../listeners/tls-listener.js';
 import { bestMatch, hostOf, nameMatches } from '../routing/hostnames.js';
-import { compileRouteModules, type RouteModuleContext, type RouteModules } from './route-modules.js';
+import type { RouteModuleContext } from './modules/route-module.js';
+import { compileRouteModules, type RouteModules } from './route-modules.js';
 
 /** One route, matched by its selector; `modules` undefined means its configuration is unreadable. */
 export interface HttpsRoute {

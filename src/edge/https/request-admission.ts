@@ -6,8 +6,6 @@ import { type EdgePage, Pages } from './pages.js';
 import { normalizeTarget } from './request-target.js';
 import { RESERVED_PATH_PREFIXES } from './route-modules.js';
 
-export type { Admitted, EdgeReply, IncomingRequest } from './exchange.js';
-
 export type Admission =
   | { kind: 'reply'; edgeId: string | undefined; routeId: string | undefined; reply: EdgeReply }
   | ({ kind: 'pass' } & Admitted);
@@ -77,7 +75,6 @@ export async function admit(
     setCookies: [],
     page: (page) => pageReply(page, edgeId, render),
   };
-  exchange.headers = upstreamRequestHeaders(request.headers, { ip: exchange.clientIp, host: authority });
 
   const special = await reservedPath(exchange, entry, table);
   if (special) return { kind: 'reply', edgeId, routeId: special.routeId, reply: special.reply };
@@ -86,6 +83,8 @@ export async function admit(
   if (!route) return reply(Pages.noRoute(path), edgeId);
   const { modules } = route;
   if (!modules) return reply(Pages.misconfigured(), edgeId, route.id);
+  // Built only for a request a route will take: refusals before this point never need them.
+  exchange.headers = upstreamRequestHeaders(request.headers, { ip: exchange.clientIp, host: authority });
   const refusal = await modules.onRequest(exchange);
   if (refusal) return { kind: 'reply', edgeId, routeId: route.id, reply: refusal };
   const labels = modules.tunnelGroup;

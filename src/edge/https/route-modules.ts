@@ -11,8 +11,6 @@ import type {
   UpgradeExchange,
 } from './modules/route-module.js';
 
-export type { RouteModuleContext } from './modules/route-module.js';
-
 /** A module the edge could not read: the route answers 503 until a configuration fixes it. */
 export class RouteModuleError extends Error {
   constructor(

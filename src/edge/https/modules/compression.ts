@@ -269,10 +269,6 @@ function withHeaders(headers: HeaderRecord, changes: Record<string, string | und
   return result;
 }
 
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value.join(', ') : value;
-}
-
 /** `compression`: br or gzip by the client's Accept-Encoding, for what `compressResponse` allows. */
 export const compressionModule: EdgeRouteModule<ModuleConfig<'compression'>> = {
   schema: ROUTE_MODULE_SCHEMAS.compression.input,
@@ -283,7 +279,7 @@ export const compressionModule: EdgeRouteModule<ModuleConfig<'compression'>> = {
         const decision = compressResponse(response.headers, {
           method: request.method,
           statusCode: response.status,
-          acceptEncoding: headerValue(request.headers['accept-encoding']),
+          acceptEncoding: header(request.headers, 'accept-encoding'),
         });
         response.headers = decision.headers;
         if (decision.compress) response.transform = decision.stream;
