@@ -57,9 +57,9 @@ const RULES: { folder: string; mayImport: string[] }[] = [
   { folder: 'server', mayImport: ['server', 'schemas', 'traffic-policy', 'crypto', 'lib'] },
   // Inside the operator: runtime knows nothing of edgeward's kinds (it instruments the client's
   // transport and shares its retry policy); CRDs know no controller.
-  { folder: 'operator/runtime', mayImport: ['operator/runtime', 'client'] },
+  { folder: 'operator/runtime', mayImport: ['operator/runtime', 'client', 'lib'] },
   { folder: 'operator/crds', mayImport: ['operator/crds', 'schemas'] },
-  { folder: 'operator', mayImport: ['operator', 'agent', 'client', 'schemas'] },
+  { folder: 'operator', mayImport: ['operator', 'agent', 'client', 'lib', 'schemas'] },
   // The Docker-less image build reads only the Dockerfile.
   { folder: 'image', mayImport: ['image'] },
   {

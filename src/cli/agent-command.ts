@@ -1,47 +1,14 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import pino from 'pino';
-import { Agent, type AgentEnd } from '../agent/agent.js';
+import type { Logger } from 'pino';
+import type { AgentEnd } from '../agent/agent.js';
 import { parseForwardTarget } from '../agent/forward-target.js';
 import { checkMetadata, parseEdgeAddr, parseLabels } from '../agent/options.js';
 import type { StagedRelease } from '../agent/update.js';
+import type { Flags, FlagValues } from '../lib/flags.js';
+import { defineCommand, packageVersion, UsageError } from './command.js';
 
-const HELP = `usage: edgeward agent --edge-addr HOST:PORT --label KEY=VALUE --forward URL [flags]
-
-  --authtoken TOKEN     the tunnel credential's token (default: EDGEWARD_AUTHTOKEN; prefer the variable,
-                        argv is visible to other users of the machine)
-  --edge-addr HOST:PORT the edge's tunnel endpoint (required)
-  --edge-ca FILE        PEM of the CA to trust for the edge's certificate (default: the system's CAs)
-  --server-name NAME    the name the edge's certificate must carry (default: the host of --edge-addr)
-  --label KEY=VALUE     a label of the tunnel group to bind; repeat for more (at least one)
-  --forward URL         where carried connections go: http://host:port, tcp://host:port, tls://host:port
-  --metadata TEXT       free text shown on the tunnel session (at most 4096 characters)
-  --update-dir DIR      packed releases (edgeward-<version>.tgz, as npm pack writes them) the update
-                        command installs from; the newest of the running major version is staged into
-                        DIR.staged/<version> and runs at the next restart
-  --no-update-check     refuse the update command (updates are disabled by configuration)
-  --no-exec-restart     on a restart command reconnect in this process (a new session, the same code)
-                        instead of re-executing the agent
-  -h, --help            this help
-
-The edge can send: stop (the agent exits 0), restart (the agent re-executes itself with the same
-arguments, running a staged update if there is one; not on Windows), update (stage an update).
-
-exit codes: 0 stopped (stop command, SIGTERM, SIGINT), 1 the edge refused the session or the agent
-failed, 2 bad flags.
-
-environment:
-  EDGEWARD_AUTHTOKEN  the token, when --authtoken is not given
-  LOG_LEVEL           pino log level (default info); logs go to stderr
-`;
-
-const AGENT_VERSION = (
-  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
-
-/** A flag problem: exit code 2, the message names the flag. */
-class FlagError extends Error {}
+const AGENT_VERSION = packageVersion();
 
 interface AgentFlags {
   authtoken: string;
@@ -56,30 +23,75 @@ interface AgentFlags {
   execRestart: boolean;
 }
 
-function parseFlags(argv: string[]): AgentFlags | 'help' {
-  let values: ReturnType<typeof parse>['values'];
-  try {
-    values = parse(argv).values;
-  } catch (error) {
-    // node:util names the flag: "Unknown option '--x'", "Option '--edge-addr <value>' argument missing".
-    throw new FlagError(error instanceof Error ? error.message : String(error));
-  }
-  if (values.help) return 'help';
+const AGENT_FLAGS = {
+  authtoken: {
+    type: 'string',
+    value: 'TOKEN',
+    defaultText: 'EDGEWARD_AUTHTOKEN',
+    help: "the tunnel credential's token; prefer the variable: argv is visible to other users of the machine",
+  },
+  'edge-addr': { type: 'string', value: 'HOST:PORT', help: "the edge's tunnel endpoint (required)" },
+  'edge-ca': {
+    type: 'string',
+    value: 'FILE',
+    defaultText: "the system's CAs",
+    help: "PEM of the CA to trust for the edge's certificate",
+  },
+  'server-name': {
+    type: 'string',
+    value: 'NAME',
+    defaultText: 'the host of --edge-addr',
+    help: "the name the edge's certificate must carry",
+  },
+  label: {
+    type: 'string',
+    value: 'KEY=VALUE',
+    multiple: true,
+    help: 'a label of the tunnel group to bind; repeat for more (at least one)',
+  },
+  forward: {
+    type: 'string',
+    value: 'URL',
+    help: 'where carried connections go: http://host:port, tcp://host:port, tls://host:port (required)',
+  },
+  metadata: {
+    type: 'string',
+    value: 'TEXT',
+    help: 'free text shown on the tunnel session (at most 4096 characters)',
+  },
+  'update-dir': {
+    type: 'string',
+    value: 'DIR',
+    help: 'packed releases (edgeward-<version>.tgz, as npm pack writes them) the update command installs from; the newest of the running major version is staged into DIR.staged/<version> and runs at the next restart',
+  },
+  'no-update-check': {
+    type: 'boolean',
+    help: 'refuse the update command (updates are disabled by configuration)',
+  },
+  'no-exec-restart': {
+    type: 'boolean',
+    help: 'on a restart command reconnect in this process (a new session, the same code) instead of re-executing the agent',
+  },
+} as const satisfies Flags;
+
+/** The flags as the agent takes them; throws a UsageError naming the flag. */
+function toAgentFlags(values: FlagValues<typeof AGENT_FLAGS>): AgentFlags {
   const flag = <T>(read: () => T): T => {
     try {
       return read();
     } catch (error) {
-      throw new FlagError(error instanceof Error ? error.message : String(error));
+      throw new UsageError(error instanceof Error ? error.message : String(error), { cause: error });
     }
   };
   const edgeAddr = values['edge-addr'];
-  if (!edgeAddr) throw new FlagError('--edge-addr: required (host:port of the edge tunnel endpoint)');
+  if (!edgeAddr) throw new UsageError('--edge-addr: required (host:port of the edge tunnel endpoint)');
   flag(() => parseEdgeAddr(edgeAddr));
   const authtoken = values.authtoken ?? process.env.EDGEWARD_AUTHTOKEN;
-  if (!authtoken) throw new FlagError('--authtoken: required when EDGEWARD_AUTHTOKEN is not set');
+  if (!authtoken) throw new UsageError('--authtoken: required when EDGEWARD_AUTHTOKEN is not set');
   const forwardText = values.forward;
-  if (!forwardText) throw new FlagError('--forward: required (http://, tcp:// or tls:// URL)');
+  if (!forwardText) throw new UsageError('--forward: required (http://, tcp:// or tls:// URL)');
   const caFile = values['edge-ca'];
+  const metadata = values.metadata;
   return {
     authtoken,
     edgeAddr,
@@ -87,32 +99,11 @@ function parseFlags(argv: string[]): AgentFlags | 'help' {
     serverName: values['server-name'],
     labels: flag(() => parseLabels(values.label ?? [])),
     forward: flag(() => parseForwardTarget(forwardText)),
-    metadata:
-      values.metadata === undefined ? undefined : flag(() => checkMetadata(values.metadata as string)),
+    metadata: metadata === undefined ? undefined : flag(() => checkMetadata(metadata)),
     updateDir: values['update-dir'],
     updateCheck: !values['no-update-check'],
     execRestart: !values['no-exec-restart'],
   };
-}
-
-function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    options: {
-      authtoken: { type: 'string' },
-      'edge-addr': { type: 'string' },
-      'edge-ca': { type: 'string' },
-      'server-name': { type: 'string' },
-      label: { type: 'string', multiple: true },
-      forward: { type: 'string' },
-      metadata: { type: 'string' },
-      'update-dir': { type: 'string' },
-      'no-update-check': { type: 'boolean' },
-      'no-exec-restart': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-  });
 }
 
 function readPem(file: string): string {
@@ -120,10 +111,12 @@ function readPem(file: string): string {
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new Error(`--edge-ca: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new UsageError(
+      `--edge-ca: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   if (!text.includes('-----BEGIN CERTIFICATE-----'))
-    throw new Error(`--edge-ca: ${file} holds no PEM certificate`);
+    throw new UsageError(`--edge-ca: ${file} holds no PEM certificate`);
   return text;
 }
 
@@ -133,19 +126,28 @@ function readPem(file: string): string {
  * `dist/cli.js` instead of this one when an update finished), detached with the same stdio — and
  * this process exits 0; with `--no-exec-restart` the agent reconnects in this process instead.
  */
-export async function agentCommand(argv: string[]): Promise<number> {
-  let flags: AgentFlags | 'help';
-  try {
-    flags = parseFlags(argv);
-  } catch (error) {
-    if (!(error instanceof FlagError)) throw error;
-    process.stderr.write(`edgeward agent: ${error.message}\nrun 'edgeward agent --help' for the flags\n`);
-    return 2;
-  }
-  if (flags === 'help') {
-    process.stdout.write(HELP);
-    return 0;
-  }
+export const agentCommand = defineCommand({
+  name: 'agent',
+  summary: "carry an edge's tunnel connections to a local service",
+  usage: '--edge-addr HOST:PORT --label KEY=VALUE --forward URL [flags]',
+  description:
+    'Opens a tunnel session to an edge for a tunnel group (its labels) and carries the connections the edge sends to --forward.',
+  flags: AGENT_FLAGS,
+  footer: `The edge can send: stop (the agent exits 0), restart (the agent re-executes itself with the same
+arguments, running a staged update if there is one; not on Windows), update (stage an update).
+
+exit codes: 0 stopped (stop command, SIGTERM, SIGINT), 1 the edge refused the session or the agent
+failed, 2 bad flags.
+
+environment:
+  EDGEWARD_AUTHTOKEN  the token, when --authtoken is not given
+  LOG_LEVEL           pino log level (default info); logs go to stderr`,
+  run: async (values) => runAgent(toAgentFlags(values)),
+});
+
+async function runAgent(flags: AgentFlags): Promise<number> {
+  const { default: pino } = await import('pino');
+  const { Agent } = await import('../agent/agent.js');
   const logger = pino(
     {
       level: process.env.LOG_LEVEL ?? 'info',
@@ -216,7 +218,7 @@ export async function agentCommand(argv: string[]): Promise<number> {
 }
 
 /** Starts the agent again in a new process (the staged release's CLI if any); 0 once it runs. */
-async function reexec(staged: StagedRelease | undefined, logger: pino.Logger): Promise<number> {
+async function reexec(staged: StagedRelease | undefined, logger: Logger): Promise<number> {
   const script = staged?.cli ?? process.argv[1];
   if (!script) {
     logger.error('cannot restart: the path of the running script is unknown');

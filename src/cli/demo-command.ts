@@ -1,47 +1,64 @@
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import pino from 'pino';
-import { request } from 'undici';
-import { Agent } from '../agent/agent.js';
-import { parseForwardTarget } from '../agent/forward-target.js';
-import { EdgewardClient } from '../client/index.js';
-import { newSecretToken } from '../crypto/tokens.js';
-import { startServer } from '../server/start.js';
-import { API_KEY_PREFIX } from '../server/store/bootstrap.js';
-import { demoKubernetes } from './demo-kubernetes.js';
-import { getThroughHttpsEdge } from './demo-requests.js';
-import { startEdgeFromFlags } from './edge-runtime.js';
+import type { Agent } from '../agent/agent.js';
+import { defineCommand, UsageError } from './command.js';
 
 const KEY_FILE = 'demo-admin-api-key';
+/** Marks a directory the demo made, so that the next run may clear it. */
+const MARKER_FILE = '.edgeward-demo';
+const PID_FILE = 'demo.pid';
 const DEMO_LABELS = { app: 'demo', env: 'local' };
 
-/** The demo keeps its admin key beside its data so a second run can still call the server. */
-function demoAdminKey(dataDir: string): string {
-  const file = join(dataDir, KEY_FILE);
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  const key = newSecretToken(API_KEY_PREFIX);
-  writeFileSync(file, key, { mode: 0o600 });
-  return key;
+/** The process id of a demo still running from `dataDir`, if one is. */
+function runningDemo(dataDir: string): number | undefined {
+  const pidFile = join(dataDir, PID_FILE);
+  if (!existsSync(pidFile)) return undefined;
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return undefined;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return undefined; // no such process: the last run ended without removing its pid file
+  }
+  // A pid reused by another program since is not a demo.
+  const cmdline = `/proc/${pid}/cmdline`;
+  return !existsSync(cmdline) || readFileSync(cmdline, 'utf8').includes('demo') ? pid : undefined;
 }
 
-/** GET through the edge until it answers (the edge opens the port within a moment of the API write). */
-async function getThroughEdge(url: string, timeoutMs = 10_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const response = await request(url, { headersTimeout: 3000, bodyTimeout: 3000 });
-      const text = await response.body.text();
-      if (response.statusCode === 200) return text;
-    } catch (error) {
-      if (Date.now() > deadline) throw new Error(`no answer through the edge at ${url}`, { cause: error });
+/**
+ * Each run starts from a fresh state: what the last run left (its database, its edge's files, a
+ * control plane a killed run could not stop) is cleared, so the second run makes the same edges
+ * as the first. Only a directory the demo made is cleared, never one that merely has the name.
+ */
+async function freshDataDir(dataDir: string, say: (line: string) => void): Promise<void> {
+  if (existsSync(dataDir)) {
+    const entries = readdirSync(dataDir);
+    if (entries.length > 0 && !entries.includes(MARKER_FILE)) {
+      throw new UsageError(
+        `--data-dir: ${dataDir} holds files the demo did not make; each run clears its data directory, so give a new or empty one`,
+      );
     }
-    if (Date.now() > deadline) throw new Error(`no 200 through the edge at ${url}`);
-    await new Promise((done) => setTimeout(done, 100));
+    const pid = runningDemo(dataDir);
+    if (pid !== undefined) {
+      throw new Error(
+        `a demo is already running from ${dataDir} (pid ${pid}); stop it with Ctrl-C (or kill ${pid}) first`,
+      );
+    }
+    const cluster = join(dataDir, 'cluster');
+    if (existsSync(cluster)) {
+      // A demo killed before it could clean up left its control plane running: stop that one.
+      const { controlPlaneDown, readControlPlane } = await import('../dev-cluster/control-plane.js');
+      if (readControlPlane(cluster)) await controlPlaneDown(cluster);
+    }
+    if (entries.length > 0) say(`(cleared the previous run's state from ${dataDir})`);
+    for (const entry of entries) rmSync(join(dataDir, entry), { recursive: true, force: true });
   }
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  writeFileSync(join(dataDir, MARKER_FILE), 'made by edgeward demo; the next run clears this directory\n');
+  writeFileSync(join(dataDir, PID_FILE), `${process.pid}\n`);
 }
 
 /**
@@ -52,25 +69,84 @@ async function getThroughEdge(url: string, timeoutMs = 10_000): Promise<string> 
  * dev control plane, the CRDs, the operator and `config/samples/https-edge.yaml`, until a request
  * goes through the edge the samples describe.
  */
-export async function demoCommand(argv: string[]): Promise<number | undefined> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      'data-dir': { type: 'string', default: '.edgeward-demo' },
-      port: { type: 'string', default: '4040' },
-      exit: { type: 'boolean', default: false },
-      'no-cluster': { type: 'boolean', default: false },
+export const demoCommand = defineCommand({
+  name: 'demo',
+  summary:
+    'see it work: a server, an edge, an agent and requests through them, then the same from Kubernetes',
+  description: `Starts the server and an edge on embedded defaults (everything on 127.0.0.1), a small local
+HTTP service and an agent for it; through the API creates a TCP edge and an HTTPS edge with a
+route, and sends a request through each. Then the same from Kubernetes objects: a dev control
+plane (etcd + kube-apiserver, built from Go modules once and cached), the CRDs, the operator and
+config/samples/https-edge.yaml, until a request goes through the edge the samples describe.
+Everything keeps running until Ctrl-C, which stops all of it. Each run starts from a fresh state:
+it clears what the previous run left in its data directory.`,
+  flags: {
+    'data-dir': {
+      type: 'string',
+      value: 'DIR',
+      default: '.edgeward-demo',
+      help: "the demo's database, admin key, edge files, control plane and logs (cleared each run)",
     },
-    strict: true,
-  });
-  const dataDir = resolve(values['data-dir']);
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const adminKey = demoAdminKey(dataDir);
+    port: { type: 'string', value: 'PORT', default: '4040', help: 'the API port (0: any free port)' },
+    exit: { type: 'boolean', help: 'stop everything after the checks instead of running until Ctrl-C' },
+    'no-cluster': { type: 'boolean', help: 'skip the Kubernetes half' },
+  },
+  run: async (values) => {
+    const port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new UsageError(`--port: '${values.port}' is not a port`);
+    return runDemo({
+      dataDir: resolve(values['data-dir']),
+      port,
+      exit: values.exit === true,
+      cluster: !values['no-cluster'],
+    });
+  },
+});
+
+async function runDemo(options: {
+  dataDir: string;
+  port: number;
+  exit: boolean;
+  cluster: boolean;
+}): Promise<number | undefined> {
+  const { default: pino } = await import('pino');
+  const { request } = await import('undici');
+  const agents = await import('../agent/agent.js');
+  const { parseForwardTarget } = await import('../agent/forward-target.js');
+  const { EdgewardClient } = await import('../client/index.js');
+  const { newSecretToken } = await import('../crypto/tokens.js');
+  const { startServer } = await import('../server/start.js');
+  const { API_KEY_PREFIX } = await import('../server/store/bootstrap.js');
+  const { demoKubernetes } = await import('./demo-kubernetes.js');
+  const { getThroughHttpsEdge } = await import('./demo-requests.js');
+  const { startEdgeFromFlags } = await import('./edge-runtime.js');
+
+  /** GET through the edge until it answers (the edge opens the port within a moment of the API write). */
+  const getThroughEdge = async (url: string, timeoutMs = 10_000): Promise<string> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        const response = await request(url, { headersTimeout: 3000, bodyTimeout: 3000 });
+        const text = await response.body.text();
+        if (response.statusCode === 200) return text;
+      } catch (error) {
+        if (Date.now() > deadline) throw new Error(`no answer through the edge at ${url}`, { cause: error });
+      }
+      if (Date.now() > deadline) throw new Error(`no 200 through the edge at ${url}`);
+      await new Promise((done) => setTimeout(done, 100));
+    }
+  };
+
+  const { dataDir } = options;
   const say = (line = '') => process.stdout.write(`${line}\n`);
+  await freshDataDir(dataDir, say);
+  const adminKey = newSecretToken(API_KEY_PREFIX);
+  writeFileSync(join(dataDir, KEY_FILE), adminKey, { mode: 0o600 });
   const server = await startServer({
     dataDir,
     host: '127.0.0.1',
-    port: Number(values.port),
+    port: options.port,
     adminApiKey: adminKey,
     logger: false,
   });
@@ -108,8 +184,12 @@ export async function demoCommand(argv: string[]): Promise<number | undefined> {
     await stopKubernetes();
     agent?.stop();
     service.close();
+    const edgeStarted = Date.now();
     await edge.stop();
+    say(`  stopped the edge and the agent (${((Date.now() - edgeStarted) / 1000).toFixed(1)} s)`);
     await server.app.close();
+    say('  stopped the server');
+    rmSync(join(dataDir, PID_FILE), { force: true });
   };
   try {
     say(`edgeward server    ${baseUrl} (data: ${dataDir})`);
@@ -140,7 +220,7 @@ export async function demoCommand(argv: string[]): Promise<number | undefined> {
     say(`TCP edge           ${tcpEdge.id} on ${addr.addr} (served locally on 127.0.0.1:${port})`);
 
     // The same agent `edgeward agent` runs, in this process for the demo.
-    agent = new Agent({
+    agent = new agents.Agent({
       edgeAddr: `127.0.0.1:${edge.edge.tunnelPort}`,
       authtoken: credential.token ?? '',
       labels: DEMO_LABELS,
@@ -184,23 +264,25 @@ export async function demoCommand(argv: string[]): Promise<number | undefined> {
     say(
       `  → HTTP ${answer.status}, x-served-by: ${String(answer.headers['x-served-by'])}: ${answer.body.trim()}`,
     );
-    say();
-    say('Try it yourself:');
-    say(`  curl ${url}`);
-    say(`  curl -k --resolve ${host}:${tlsPort}:127.0.0.1 ${httpsUrl}`);
-    say(`  export EDGEWARD_API_KEY=${adminKey}`);
-    say(
-      `  curl -s ${baseUrl}/tunnel_sessions -H "Authorization: Bearer $EDGEWARD_API_KEY" -H "Svc-Version: 2"`,
-    );
-    say('  # a second agent of the same group (connections are spread over both):');
-    say(
-      `  EDGEWARD_AUTHTOKEN=${credential.token} npx edgeward agent --edge-addr 127.0.0.1:${edge.edge.tunnelPort} \\`,
-    );
-    say(
-      `      --edge-ca ${tunnelCa} --server-name localhost --label app=demo --label env=local --forward http://127.0.0.1:${servicePort}`,
-    );
-    say(`  OpenAPI document: ${baseUrl}/openapi.json, browsable at ${baseUrl}/docs`);
-    if (!values['no-cluster']) {
+    if (!options.exit) {
+      say();
+      say('Try it yourself:');
+      say(`  curl ${url}`);
+      say(`  curl -k --resolve ${host}:${tlsPort}:127.0.0.1 ${httpsUrl}`);
+      say(`  export EDGEWARD_API_KEY=${adminKey}`);
+      say(
+        `  curl -s ${baseUrl}/tunnel_sessions -H "Authorization: Bearer $EDGEWARD_API_KEY" -H "Svc-Version: 2"`,
+      );
+      say('  # a second agent of the same group (connections are spread over both):');
+      say(
+        `  EDGEWARD_AUTHTOKEN=${credential.token} npx edgeward agent --edge-addr 127.0.0.1:${edge.edge.tunnelPort} \\`,
+      );
+      say(
+        `      --edge-ca ${tunnelCa} --server-name localhost --label app=demo --label env=local --forward http://127.0.0.1:${servicePort}`,
+      );
+      say(`  OpenAPI document: ${baseUrl}/openapi.json, browsable at ${baseUrl}/docs`);
+    }
+    if (options.cluster) {
       say();
       stopKubernetes = await demoKubernetes(
         {
@@ -212,6 +294,7 @@ export async function demoCommand(argv: string[]): Promise<number | undefined> {
         },
         dataDir,
         say,
+        { tryItYourself: !options.exit },
       );
     }
   } catch (error) {
@@ -220,16 +303,28 @@ export async function demoCommand(argv: string[]): Promise<number | undefined> {
   } finally {
     await client.close();
   }
-  if (values.exit) {
+  if (options.exit) {
+    say();
+    say('Stopping (--exit):');
     await stopAll();
     return 0;
   }
   say();
-  say('Everything keeps running; press Ctrl-C to stop. Data stays in the data directory.');
-  const stop = () => {
+  say(`Everything keeps running; press Ctrl-C to stop it all (the next run starts afresh in ${dataDir}).`);
+  const stop = (signal: NodeJS.Signals) => {
+    say();
+    say(`${signal}: stopping everything the demo started...`);
     stopAll().then(
-      () => process.exit(0),
-      () => process.exit(1),
+      () => {
+        say('Stopped.');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        process.stderr.write(
+          `edgeward demo: stopping failed: ${error instanceof Error ? error.message : String(error)}\n`,
+        );
+        process.exit(1);
+      },
     );
   };
   process.once('SIGINT', stop);

@@ -104,6 +104,7 @@ export async function demoKubernetes(
   edge: DemoEdge,
   dataDir: string,
   say: (line?: string) => void,
+  options: { tryItYourself: boolean },
 ): Promise<() => Promise<void>> {
   const address = hostAddress();
   if (!address) {
@@ -116,15 +117,22 @@ export async function demoKubernetes(
   say('Kubernetes: the dev control plane (etcd + kube-apiserver; built once, then cached)...');
   const tools = await ensureTools(['etcd', 'kube-apiserver', 'kubectl'], (line) => say(`  ${line}`));
   const plane = await controlPlaneUp(clusterDir, (line) => say(`  ${line}`));
-  const stops: Array<() => Promise<unknown>> = [() => controlPlaneDown(clusterDir)];
+  // Stopped in reverse order, each named as it goes: a Ctrl-C must show it is doing something.
+  const stops: Array<[string, () => Promise<unknown>]> = [
+    ['the Kubernetes control plane', () => controlPlaneDown(clusterDir)],
+  ];
   const stopAll = async () => {
-    for (const stop of stops.reverse()) await stop();
+    for (const [what, stop] of stops.reverse()) {
+      const started = Date.now();
+      await stop();
+      if (what) say(`  stopped ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    }
   };
   try {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(plane.kubeconfigPath);
     const kube = new KubeApi(kubeConfig);
-    stops.push(async () => kube.close());
+    stops.push(['', async () => kube.close()]);
 
     const crdDir = join(ROOT, 'crds');
     const crds = readdirSync(crdDir)
@@ -151,7 +159,7 @@ export async function demoKubernetes(
     });
     service.listen(0, address);
     await once(service, 'listening');
-    stops.push(() => new Promise((done) => service.close(done)));
+    stops.push(['', () => new Promise((done) => service.close(done))]);
     const servicePort = (service.address() as AddressInfo).port;
     await applyObject(kube, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
     await applyObject(kube, {
@@ -199,13 +207,16 @@ export async function demoKubernetes(
     const log = createWriteStream(operatorLog, { flags: 'a' });
     operator.stdout?.pipe(log);
     operator.stderr?.pipe(log);
-    stops.push(async () => {
-      if (operator.exitCode === null && operator.signalCode === null) {
-        const exited = once(operator, 'exit');
-        operator.kill('SIGTERM');
-        await exited;
-      }
-    });
+    stops.push([
+      'the operator',
+      async () => {
+        if (operator.exitCode === null && operator.signalCode === null) {
+          const exited = once(operator, 'exit');
+          operator.kill('SIGTERM');
+          await exited;
+        }
+      },
+    ]);
     say(`  edgeward operator  pid ${operator.pid}, watching namespace ${NAMESPACE} (log: ${operatorLog})`);
 
     const samples = yamlObjects(readFileSync(SAMPLE, 'utf8')).map((object) => ({
@@ -264,6 +275,7 @@ export async function demoKubernetes(
     say(
       `  → HTTP ${answer.status}, x-served-by: ${String(answer.headers['x-served-by'])}: ${answer.body.trim()}`,
     );
+    if (!options.tryItYourself) return stopAll;
     say();
     say('Try it yourself:');
     say(`  export KUBECONFIG=${plane.kubeconfigPath}`);

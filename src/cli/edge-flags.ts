@@ -1,16 +1,6 @@
 import { hostname } from 'node:os';
-import type { ParseArgsConfig } from 'node:util';
-
-/** `HOST:PORT`, `:PORT` (every interface) or `[IPv6]:PORT`; `off` disables the listener. */
-export function parseListenAddr(text: string, flag: string): { host: string; port: number } | undefined {
-  if (text === 'off') return undefined;
-  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(text);
-  const port = Number(match?.[3]);
-  if (!match || !Number.isInteger(port) || port > 65535) {
-    throw new Error(`${flag}: '${text}' is not HOST:PORT, :PORT or off`);
-  }
-  return { host: match[1] ?? (match[2] || '0.0.0.0'), port };
-}
+import type { Flags } from '../lib/flags.js';
+import { LISTENER_OFF } from '../lib/listen-address.js';
 
 export function parsePortRange(text: string, flag: string): { min: number; max: number } {
   const match = /^(\d{1,5})-(\d{1,5})$/.exec(text);
@@ -22,30 +12,14 @@ export function parsePortRange(text: string, flag: string): { min: number; max: 
 }
 
 /** `--tcp-port-range`: the server gives new reserved addresses ports in it, an edge serves those. */
-export const TCP_PORT_RANGE_OPTION = {
-  'tcp-port-range': { type: 'string', default: '10000-65535' },
-} as const;
-
-/** The data plane's flags, shared by `edgeward edge` and `edgeward server --edge` (`prefix` "edge-"). */
-export function edgeFlagOptions(
-  prefix: string,
-  defaults: EdgeFlagDefaults,
-): NonNullable<ParseArgsConfig['options']> {
-  return {
-    [`${prefix}tunnel-addr`]: { type: 'string', default: defaults.tunnelAddr },
-    [`${prefix}tls-addr`]: { type: 'string', default: defaults.tlsAddr },
-    [`${prefix}ssh-addr`]: { type: 'string', default: defaults.sshAddr },
-    [`${prefix}tcp-host`]: { type: 'string', default: defaults.tcpHost },
-    [`${prefix}metrics-addr`]: { type: 'string', default: defaults.metricsAddr },
-    [`${prefix}region`]: { type: 'string', default: 'us' },
-    [`${prefix}tunnel-cert`]: { type: 'string' },
-    [`${prefix}tunnel-key`]: { type: 'string' },
-    [`${prefix}tunnel-name`]: { type: 'string', multiple: true },
-    [`${prefix}ssh-host-key`]: { type: 'string' },
-    [`${prefix}idp-ca`]: { type: 'string' },
-    'drain-timeout': { type: 'string', default: '10' },
-  };
-}
+export const TCP_PORT_RANGE_FLAG = {
+  'tcp-port-range': {
+    type: 'string',
+    value: 'A-B',
+    default: '10000-65535',
+    help: 'ports of reserved addresses: the server gives new ones ports in it, edges serve those',
+  },
+} as const satisfies Flags;
 
 export interface EdgeFlagDefaults {
   tunnelAddr: string;
@@ -55,46 +29,81 @@ export interface EdgeFlagDefaults {
   metricsAddr: string;
 }
 
-/** The help lines of `edgeFlagOptions`, aligned like the rest of each command's help. */
-export function EDGE_FLAGS_HELP(prefix: string, defaults: EdgeFlagDefaults): string {
-  const rows: [string, string][] = [
-    [`--${prefix}tunnel-addr A`, `where agents connect (TLS; default ${defaults.tunnelAddr})`],
-    [
-      `--${prefix}tls-addr A`,
-      `the public listener of TLS and HTTPS edges, routed by SNI (default ${defaults.tlsAddr}; off disables)`,
-    ],
-    [
-      `--${prefix}ssh-addr A`,
-      `where OpenSSH clients open tunnels (default ${defaults.sshAddr}; off disables)`,
-    ],
-    [`--${prefix}tcp-host H`, `interface of TCP edges' ports (default ${defaults.tcpHost})`],
-    [
-      '--tcp-port-range A-B',
-      'ports of reserved addresses (the server gives them, edges serve them; default 10000-65535)',
-    ],
-    [`--${prefix}region R`, 'region whose reserved addresses this edge serves (default us)'],
-    [
-      '--drain-timeout S',
-      'on SIGTERM, how long open connections may finish before they are cut (default 10)',
-    ],
-    [
-      `--${prefix}metrics-addr A`,
-      `/metrics, /healthz, /readyz (default ${defaults.metricsAddr}; off disables)`,
-    ],
-    [`--${prefix}tunnel-cert F`, "the tunnel endpoint's certificate (PEM) ..."],
-    [`--${prefix}tunnel-key F`, '... and key; default: a certificate generated once in the data dir'],
-    [
-      `--${prefix}tunnel-name N`,
-      `a name of the generated certificate (repeatable; default localhost, 127.0.0.1, ${hostname()})`,
-    ],
-    [
-      `--${prefix}ssh-host-key F`,
-      "the SSH endpoint's host key (PEM); default: generated once in the data dir",
-    ],
-    [
-      `--${prefix}idp-ca F`,
-      'CA certificates (PEM) trusted, besides the system ones, when HTTPS routes call OAuth/OIDC providers',
-    ],
-  ];
-  return rows.map(([flag, text]) => `  ${flag.padEnd(22)}${text}\n`).join('');
+/**
+ * The data plane's flags, shared by `edgeward edge` (`prefix` "") and `edgeward server --edge`
+ * (`prefix` "edge-"), each with its own defaults.
+ */
+export function edgeFlags(prefix: string, defaults: EdgeFlagDefaults): Flags {
+  const off = `; ${LISTENER_OFF} disables`;
+  return {
+    [`${prefix}tunnel-addr`]: {
+      type: 'string',
+      value: 'ADDR',
+      default: defaults.tunnelAddr,
+      help: 'where agents connect (TLS)',
+    },
+    [`${prefix}tls-addr`]: {
+      type: 'string',
+      value: 'ADDR',
+      default: defaults.tlsAddr,
+      help: `the public listener of TLS and HTTPS edges, routed by SNI${off}`,
+    },
+    [`${prefix}ssh-addr`]: {
+      type: 'string',
+      value: 'ADDR',
+      default: defaults.sshAddr,
+      help: `where OpenSSH clients open tunnels${off}`,
+    },
+    [`${prefix}tcp-host`]: {
+      type: 'string',
+      value: 'HOST',
+      default: defaults.tcpHost,
+      help: "the interface TCP edges' ports listen on",
+    },
+    [`${prefix}region`]: {
+      type: 'string',
+      value: 'R',
+      default: 'us',
+      help: 'the region whose reserved addresses this edge serves',
+    },
+    [`${prefix}drain-timeout`]: {
+      type: 'string',
+      value: 'S',
+      default: '10',
+      help: 'on SIGTERM, the seconds open connections may take to finish before they are cut',
+    },
+    [`${prefix}metrics-addr`]: {
+      type: 'string',
+      value: 'ADDR',
+      default: defaults.metricsAddr,
+      help: `/metrics, /healthz and /readyz${off}`,
+    },
+    [`${prefix}tunnel-cert`]: {
+      type: 'string',
+      value: 'FILE',
+      help: "the tunnel endpoint's certificate (PEM) ...",
+    },
+    [`${prefix}tunnel-key`]: {
+      type: 'string',
+      value: 'FILE',
+      help: '... and its key; without them a certificate is generated once in the data directory',
+    },
+    [`${prefix}tunnel-name`]: {
+      type: 'string',
+      value: 'NAME',
+      multiple: true,
+      defaultText: `localhost, 127.0.0.1, ${hostname()}`,
+      help: 'a name of the generated certificate (repeatable)',
+    },
+    [`${prefix}ssh-host-key`]: {
+      type: 'string',
+      value: 'FILE',
+      help: "the SSH endpoint's host key (PEM); without it one is generated once in the data directory",
+    },
+    [`${prefix}idp-ca`]: {
+      type: 'string',
+      value: 'FILE',
+      help: 'CA certificates (PEM) trusted, besides the system ones, when HTTPS routes call OAuth and OIDC providers',
+    },
+  };
 }

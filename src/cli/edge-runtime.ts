@@ -5,7 +5,8 @@ import { Edge } from '../edge/edge.js';
 import { startMetricsServer } from '../edge/metrics-server.js';
 import { loadSshHostKey } from '../edge/ssh-host-key.js';
 import { loadTunnelCertificate } from '../edge/tunnel-certificate.js';
-import { parseListenAddr, parsePortRange } from './edge-flags.js';
+import { parseListenAddress } from '../lib/listen-address.js';
+import { parsePortRange } from './edge-flags.js';
 
 type FlagValues = Record<string, string | boolean | string[] | undefined>;
 
@@ -36,18 +37,18 @@ function readPemBundle(file: string | undefined, flag: string): string[] | undef
   return certificates;
 }
 
-/** Starts an edge from the flags of `edgeFlagOptions(prefix, …)`; resolves once it serves. */
+/** Starts an edge from the flags of `edgeFlags(prefix, …)`; resolves once it serves. */
 export async function startEdgeFromFlags(
   values: FlagValues,
   prefix: string,
   context: { apiUrl: string; edgeKey: string; dataDir: string; logger: Logger },
 ): Promise<{ edge: Edge; stop(): Promise<void> }> {
   const flag = (name: string) => text(values, `${prefix}${name}`);
-  const tunnelAddr = parseListenAddr(flag('tunnel-addr') ?? '', `--${prefix}tunnel-addr`);
+  const tunnelAddr = parseListenAddress(flag('tunnel-addr') ?? '', `--${prefix}tunnel-addr`);
   if (!tunnelAddr) throw new Error(`--${prefix}tunnel-addr: the tunnel endpoint cannot be off`);
-  const sshAddr = parseListenAddr(flag('ssh-addr') ?? 'off', `--${prefix}ssh-addr`);
-  const tlsAddr = parseListenAddr(flag('tls-addr') ?? 'off', `--${prefix}tls-addr`);
-  const metricsAddr = parseListenAddr(flag('metrics-addr') ?? 'off', `--${prefix}metrics-addr`);
+  const sshAddr = parseListenAddress(flag('ssh-addr') ?? 'off', `--${prefix}ssh-addr`);
+  const tlsAddr = parseListenAddress(flag('tls-addr') ?? 'off', `--${prefix}tls-addr`);
+  const metricsAddr = parseListenAddress(flag('metrics-addr') ?? 'off', `--${prefix}metrics-addr`);
   const names = (values[`${prefix}tunnel-name`] as string[] | undefined) ?? [
     'localhost',
     '127.0.0.1',
@@ -79,7 +80,7 @@ export async function startEdgeFromFlags(
     tcpPortRange: parsePortRange(text(values, 'tcp-port-range') ?? '10000-65535', '--tcp-port-range'),
     logger: context.logger,
     identityProviderCas: readPemBundle(flag('idp-ca'), `--${prefix}idp-ca`),
-    drainTimeoutMs: parseSeconds(text(values, 'drain-timeout') ?? '10', '--drain-timeout') * 1000,
+    drainTimeoutMs: parseSeconds(flag('drain-timeout') ?? '10', `--${prefix}drain-timeout`) * 1000,
   });
   await edge.start();
   const metrics = metricsAddr

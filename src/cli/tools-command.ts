@@ -1,14 +1,27 @@
-import { parseArgs } from 'node:util';
-import { ALL_TOOLS } from '../dev-cluster/tool-versions.js';
-import { ensureTools, regenerateKubernetesWrapper, toolsCacheDir } from '../dev-cluster/tools.js';
+import { defineCommand } from './command.js';
 
 /** `edgeward tools [--regenerate]`: build (once) and print the paths of the Kubernetes test tools. */
-export async function toolsCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { regenerate: { type: 'boolean' } }, strict: true });
-  const log = (line: string) => process.stderr.write(`tools: ${line}\n`);
-  if (values.regenerate) await regenerateKubernetesWrapper(log);
-  log(`cache: ${toolsCacheDir()}`);
-  const paths = await ensureTools(ALL_TOOLS, log);
-  for (const [tool, path] of Object.entries(paths)) process.stdout.write(`${tool}\t${path}\n`);
-  return 0;
-}
+export const toolsCommand = defineCommand({
+  name: 'tools',
+  summary: 'build the Kubernetes test tools (etcd, kube-apiserver, kubectl, helm) into the cache',
+  description: `Builds the Kubernetes test tools from Go modules (Go >= 1.26) the first time, caches them in
+~/.cache/edgeward/tools (EDGEWARD_TOOLS_CACHE), and prints each tool's path.`,
+  flags: {
+    regenerate: {
+      type: 'boolean',
+      help: "regenerate the Kubernetes module's go.mod from k8s.io/kubernetes first",
+    },
+  },
+  run: async (values) => {
+    const { ALL_TOOLS } = await import('../dev-cluster/tool-versions.js');
+    const { ensureTools, regenerateKubernetesWrapper, toolsCacheDir } = await import(
+      '../dev-cluster/tools.js'
+    );
+    const log = (line: string) => process.stderr.write(`tools: ${line}\n`);
+    if (values.regenerate) await regenerateKubernetesWrapper(log);
+    log(`cache: ${toolsCacheDir()}`);
+    const paths = await ensureTools(ALL_TOOLS, log);
+    for (const [tool, path] of Object.entries(paths)) process.stdout.write(`${tool}\t${path}\n`);
+    return 0;
+  },
+});

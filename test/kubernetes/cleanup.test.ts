@@ -96,7 +96,7 @@ describe('edgeward cleanup', () => {
 
   it('refuses an unknown mode naming the flag', async () => {
     const run = await cleanup('--mode=everything');
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stderr).toContain('--mode: one of stuck, orphan, delete is required');
   });
 });

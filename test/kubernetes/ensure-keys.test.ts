@@ -120,7 +120,7 @@ describe('edgeward ensure-keys', () => {
     const failure = await cli('--secret=Not_A_Name').catch(
       (error: { stderr: string; code: number }) => error,
     );
-    expect(failure).toMatchObject({ code: 1 });
+    expect(failure).toMatchObject({ code: 2 });
     expect((failure as { stderr: string }).stderr).toContain("--secret: 'Not_A_Name' is not NAME/KEY=PREFIX");
   });
 });

@@ -1,20 +1,14 @@
 import { execFile } from 'node:child_process';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { fetch } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { betterSqlitePrebuild } from '../support/better-sqlite-prebuild.js';
 import { spawnServer } from '../support/server-process.js';
+import { describeUnless } from '../support/skip-reason.js';
 
 /**
  * The package as a user installs it: `npm pack` of this checkout, installed into an empty folder,
@@ -51,27 +45,15 @@ beforeAll(async () => {
   );
   cli = join(work, 'node_modules/edgeward/dist/cli.js');
 }, 420_000);
-/** The checkout's compiled better-sqlite3 as a prebuild-install archive; no env when there is none. */
-async function betterSqlitePrebuild(dir: string): Promise<Record<string, string>> {
-  const source = join(ROOT, 'node_modules/better-sqlite3');
-  const binary = join(source, 'build/Release/better_sqlite3.node');
-  if (!existsSync(binary)) return {};
-  const { version } = JSON.parse(readFileSync(join(source, 'package.json'), 'utf8')) as { version: string };
-  const stage = join(dir, 'prebuild-stage');
-  mkdirSync(join(stage, 'build/Release'), { recursive: true });
-  copyFileSync(binary, join(stage, 'build/Release/better_sqlite3.node'));
-  const prebuilds = join(dir, 'prebuilds');
-  mkdirSync(prebuilds);
-  const archive = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
-  await run('tar', ['-czf', join(prebuilds, archive), '-C', stage, 'build/Release/better_sqlite3.node']);
-  return { npm_config_better_sqlite3_local_prebuilds: prebuilds };
-}
-
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-describe.skipIf(!built)('the packed package (npm pack, installed into an empty folder)', () => {
+const notBuilt = built
+  ? undefined
+  : 'the checkout is not built: no dist/cli.js (npm run build; npm test builds first)';
+
+describeUnless(notBuilt, 'the packed package (npm pack, installed into an empty folder)', () => {
   it('ships the Go wrapper modules the dev cluster builds its tools from, and no tests', () => {
     const installed = join(work, 'node_modules/edgeward');
     expect(existsSync(join(installed, 'src/dev-cluster/go-modules/kubernetes/go.mod'))).toBe(true);
@@ -80,10 +62,13 @@ describe.skipIf(!built)('the packed package (npm pack, installed into an empty f
     expect(readFileSync(join(installed, 'package.json'), 'utf8')).toContain('"edgeward"');
   });
 
-  it('edgeward --help lists the commands', async () => {
+  it('edgeward --help lists the commands, --version names the package version', async () => {
     const { stdout } = await run(process.execPath, [cli, '--help']);
-    for (const command of ['server', 'operator', 'crds', 'dev-cluster', 'tools'])
+    for (const command of ['server', 'operator', 'backup', 'restore', 'crds', 'dev-cluster', 'tools'])
       expect(stdout).toContain(command);
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const printed = await run(process.execPath, [cli, '--version']);
+    expect(printed.stdout).toBe(`edgeward ${version} (node ${process.version})\n`);
   });
 
   it('edgeward dev-cluster up starts a control plane from the installed package, and down stops it', async () => {

@@ -39,6 +39,12 @@ const REPLAYABLE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 type AnyRequest = IncomingMessage | Http2ServerRequest;
 type AnyResponse = ServerResponse | Http2ServerResponse;
 
+/** `writeHead` of either protocol's response (their typings' overloads do not unite into one). */
+function writeHead(response: AnyResponse, status: number, headers: http.OutgoingHttpHeaders): void {
+  if (response instanceof http2.Http2ServerResponse) response.writeHead(status, headers);
+  else response.writeHead(status, headers);
+}
+
 /**
  * TLS termination and HTTP for HTTPS edges. The TLS listener hands over each connection whose SNI
  * names an HTTPS edge; it is served by a `node:http2` secure server (HTTP/2, and HTTP/1.1 through
@@ -257,7 +263,7 @@ export class HttpsFront {
       ];
     }
     try {
-      response.writeHead(status, headers as http.OutgoingHttpHeaders);
+      writeHead(response, status, headers as http.OutgoingHttpHeaders);
     } catch (error) {
       // A header value or name node:http(2) refuses: the client gets a 502, the edge goes on.
       answer.destroy();
@@ -402,7 +408,7 @@ function sendReply(response: AnyResponse, reply: EdgeReply, method: string): voi
     return;
   }
   const body = Buffer.from(reply.body);
-  response.writeHead(reply.status, {
+  writeHead(response, reply.status, {
     ...reply.headers,
     'content-length': String(body.length),
   } as http.OutgoingHttpHeaders);

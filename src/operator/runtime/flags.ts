@@ -1,56 +1,93 @@
+import type { Flags } from '../../lib/flags.js';
+import { LISTENER_OFF } from '../../lib/listen-address.js';
 import { parseDuration } from './duration.js';
 import type { ManagerOptions } from './manager.js';
 
 /**
- * The runtime's command-line flags, in `node:util` `parseArgs` form, for `edgeward operator` to
- * spread into its own options. Names follow controller-runtime's where one exists.
+ * The runtime's command-line flags, for `edgeward operator` to spread into its own table. Names
+ * follow controller-runtime's where one exists.
  */
 export const RUNTIME_FLAGS = {
-  'watch-namespaces': { type: 'string' },
-  'metrics-addr': { type: 'string', default: ':8080' },
-  // No parseArgs default: it would make "both flags given" undetectable (applied below instead).
-  'probe-addr': { type: 'string' },
+  'watch-namespaces': {
+    type: 'string',
+    value: 'A,B',
+    defaultText: 'all',
+    help: 'watch only these namespaces',
+  },
+  'metrics-addr': {
+    type: 'string',
+    value: 'ADDR',
+    default: ':8080',
+    help: `the Prometheus /metrics listen address; ${LISTENER_OFF} disables`,
+  },
+  // No parser default: it would make "both flags given" undetectable (applied below instead).
+  'probe-addr': {
+    type: 'string',
+    value: 'ADDR',
+    defaultText: ':8081',
+    help: `the /healthz and /readyz listen address; ${LISTENER_OFF} disables`,
+  },
   // controller-runtime's name for the same flag, accepted so its users' habits work.
-  'health-probe-addr': { type: 'string' },
-  'leader-elect': { type: 'boolean', default: false },
-  'leader-election-namespace': { type: 'string' },
-  'leader-election-id': { type: 'string', default: 'edgeward-operator' },
+  'health-probe-addr': { type: 'string', value: 'ADDR', help: 'the same as --probe-addr' },
+  'leader-elect': { type: 'boolean', help: 'run workers only while holding the leader Lease' },
+  'leader-election-namespace': {
+    type: 'string',
+    value: 'NS',
+    defaultText: 'POD_NAMESPACE',
+    help: 'the namespace of the Lease',
+  },
+  'leader-election-id': {
+    type: 'string',
+    value: 'NAME',
+    default: 'edgeward-operator',
+    help: 'the name of the Lease',
+  },
   // 0: no client-side limit, as controller-runtime since v0.21 (sig-apimachinery's advice): the
   // apiserver's Priority and Fairness queues and sheds load and its 429s pause every request
   // here; the reconcile workers bound what is in flight. 20/30 made 1,000 TLSEdges wait ~4 min on
   // their status writes and finalizer patches alone.
-  'kube-api-qps': { type: 'string', default: '0' },
-  'kube-api-burst': { type: 'string', default: '30' },
+  'kube-api-qps': {
+    type: 'string',
+    value: 'N',
+    default: '0',
+    help: "the Kubernetes client's rate limit; 0 sets none and leaves it to the apiserver's Priority and Fairness, whose 429s pause the client",
+  },
+  'kube-api-burst': {
+    type: 'string',
+    value: 'N',
+    default: '30',
+    help: "the Kubernetes client's burst, when --kube-api-qps sets a limit",
+  },
   // The server's default per-key budget (12,000 requests a minute, --rate-limit): an operator
   // converging a large apply uses what its key is granted, and no more.
-  'api-qps': { type: 'string', default: '200' },
-  'api-burst': { type: 'string', default: '200' },
+  'api-qps': {
+    type: 'string',
+    value: 'N',
+    default: '200',
+    help: "the edgeward API client's rate limit (the server's default budget per key); 0 sets none",
+  },
+  'api-burst': { type: 'string', value: 'N', default: '200', help: "the edgeward API client's burst" },
   // 10, as Crossplane's managed resources (--max-reconcile-rate): a reconcile mostly waits on two
   // APIs, so workers overlap waits; 2 kept 1,000 TLSEdges queued for minutes. Never 2 of one key.
-  'max-concurrent-reconciles': { type: 'string', default: '10' },
-  'resync-period': { type: 'string', default: '10m' },
-  'shutdown-timeout': { type: 'string', default: '25s' },
-} as const;
-
-export const RUNTIME_FLAGS_HELP = `  --watch-namespaces A,B          watch only these namespaces (default: all)
-  --metrics-addr ADDR             Prometheus /metrics listen address, 0 disables (default :8080)
-  --probe-addr ADDR               /healthz and /readyz listen address, 0 disables (default :8081;
-                                  --health-probe-addr is the same flag)
-  --leader-elect                  run workers only while holding the leader Lease
-  --leader-election-namespace NS  namespace of the Lease (default: POD_NAMESPACE)
-  --leader-election-id NAME       name of the Lease (default edgeward-operator)
-  --kube-api-qps N, --kube-api-burst N
-                                  Kubernetes client rate limit; 0 (the default) sets none and
-                                  leaves it to the apiserver's Priority and Fairness, whose 429s
-                                  pause the client (as controller-runtime does since v0.21);
-                                  burst 30 applies when a qps is given
-  --api-qps N, --api-burst N      edgeward API client rate limit (default 200 / 200: the server's
-                                  default 12,000 requests a minute per key; 0 sets none)
-  --max-concurrent-reconciles N[,KIND=N...]
-                                  reconciles at once per kind (default 10), e.g. 4,TLSEdge=16
-  --resync-period DURATION        default periodic resync (default 10m)
-  --shutdown-timeout DURATION     how long SIGTERM waits for reconciles in flight (default 25s)
-`;
+  'max-concurrent-reconciles': {
+    type: 'string',
+    value: 'N[,KIND=N...]',
+    default: '10',
+    help: 'reconciles at once per kind, e.g. 4,TLSEdge=16',
+  },
+  'resync-period': {
+    type: 'string',
+    value: 'DURATION',
+    default: '10m',
+    help: 'the default periodic resync',
+  },
+  'shutdown-timeout': {
+    type: 'string',
+    value: 'DURATION',
+    default: '25s',
+    help: 'how long SIGTERM waits for reconciles in flight',
+  },
+} as const satisfies Flags;
 
 export type RuntimeFlagValues = { [K in keyof typeof RUNTIME_FLAGS]?: string | boolean };
 

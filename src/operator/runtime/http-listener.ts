@@ -1,24 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-
-export interface ListenAddress {
-  host: string;
-  port: number;
-}
-
-/**
- * Parses a listen flag as Kubernetes components take them: `:8080` (all interfaces),
- * `127.0.0.1:8080`, `[::1]:8080`, or `0` / empty to disable (undefined). Port 0 = any free port.
- */
-export function parseListenAddress(value: string | undefined): ListenAddress | undefined {
-  const text = (value ?? '').trim();
-  if (text === '' || text === '0') return undefined;
-  const match = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(text);
-  const port = Number(match?.[3]);
-  if (!match || port > 65_535)
-    throw new Error(`listen address ${JSON.stringify(value)} is not HOST:PORT or :PORT`);
-  return { host: match[1] ?? (match[2] || '0.0.0.0'), port };
-}
+import type { ListenAddress } from '../../lib/listen-address.js';
 
 export interface RunningServer {
   /** e.g. `http://127.0.0.1:38121` */

@@ -3,11 +3,12 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { ClientOptions } from '../../client/transport.js';
+import { parseListenAddress } from '../../lib/listen-address.js';
 import { type CacheTransform, composeTransforms, stripForCache } from './cache-transform.js';
 import { instrumentedClientOptions } from './client-instrumentation.js';
 import { type Controller, type RegisteredController, runWorker } from './controller.js';
 import { EventRecorder } from './events.js';
-import { parseListenAddress, type RunningServer } from './http-listener.js';
+import type { RunningServer } from './http-listener.js';
 import { Informer } from './informer.js';
 import { KubeApi } from './kube-api.js';
 import { LeaderElector } from './leader-election.js';
@@ -62,9 +63,9 @@ export interface ManagerOptions {
   resyncPeriodMs?: number;
   /** Leader election on a Lease; false runs workers at once (one replica, or tests). */
   leaderElection: LeaderElectionConfig | false;
-  /** `--metrics-addr` (`:8080`); '0' or undefined disables. */
+  /** `--metrics-addr` (`:8080`); `off` or undefined disables. */
   metricsAddress?: string;
-  /** `--probe-addr` (`:8081`); '0' or undefined disables. */
+  /** `--probe-addr` (`:8081`); `off` or undefined disables. */
   probeAddress?: string;
   /** How long shutdown waits for in-flight reconciles before aborting them. Default 25 s. */
   shutdownTimeoutMs?: number;
@@ -301,8 +302,8 @@ export class Manager {
   async start(signal?: AbortSignal): Promise<void> {
     if (this.#state !== 'new') throw new Error(`manager already ${this.#state}`);
     this.#state = 'starting';
-    const metricsAddress = parseListenAddress(this.#options.metricsAddress);
-    const probeAddress = parseListenAddress(this.#options.probeAddress);
+    const metricsAddress = parseListenAddress(this.#options.metricsAddress ?? 'off', '--metrics-addr');
+    const probeAddress = parseListenAddress(this.#options.probeAddress ?? 'off', '--probe-addr');
     if (metricsAddress) this.#servers.push(await startMetricsServer(metricsAddress, this.metrics));
     if (probeAddress) {
       this.#servers.push(

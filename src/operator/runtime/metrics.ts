@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { type ListenAddress, listen, type RunningServer } from './http-listener.js';
+import type { ListenAddress } from '../../lib/listen-address.js';
+import { listen, type RunningServer } from './http-listener.js';
 
 export type ReconcileResult = 'success' | 'error' | 'requeue';
 /** Which API a request went to. */

@@ -1,4 +1,5 @@
-import { type ListenAddress, listen, type RunningServer } from './http-listener.js';
+import type { ListenAddress } from '../../lib/listen-address.js';
+import { listen, type RunningServer } from './http-listener.js';
 
 /** A named check; false (or a thrown error) fails it. */
 export type Check = () => boolean | Promise<boolean>;

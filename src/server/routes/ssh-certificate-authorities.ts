@@ -43,7 +43,7 @@ export function sshCertificateAuthorityToWire(
 }
 
 /** The AES-GCM context binding a sealed CA private key to its row and column. */
-function privateKeyContext(id: string): string {
+export function privateKeyContext(id: string): string {
   return `ssh_certificate_authorities:${id}:private_key`;
 }
 
