@@ -34,7 +34,11 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const NODE_VERSIONS: Record<number, string> = { 22: '22.23.3', 24: '24.21.0' };
 const SUITE = 'bookworm';
 const MIRROR = 'http://deb.debian.org/debian';
-export const IMAGE_TAG = 'edgeward';
+/** The image's name where it is loaded without a registry: Kubernetes reads `edgeward:<tag>` as this. */
+export const IMAGE_NAME = 'docker.io/library/edgeward';
+/** The package's version, which is the chart's appVersion: the chart's default image is this one. */
+export const IMAGE_TAG = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string })
+  .version;
 
 const run = (command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
   execFileSync(command, args, {
@@ -118,8 +122,10 @@ function productionDependencies(node: string, nodeVersion: string, log: (line: s
 }
 
 export interface BuiltImage {
-  /** The OCI image layout (`<layout>:edgeward`). */
+  /** The OCI image layout (`<layout>:<IMAGE_TAG>`). */
   layout: string;
+  /** The same as one OCI archive, named for containerd: `ctr images import`, `kind load image-archive`. */
+  archive: string;
   nodeVersion: string;
 }
 
@@ -191,7 +197,27 @@ export function buildImage(outArg: string, log: (line: string) => void = () => {
   run('umoci', ['config', '--image', image, ...config]);
   run('umoci', ['gc', '--layout', layout]);
   rmSync(bundle, { recursive: true, force: true });
-  return { layout, nodeVersion };
+  nameForContainerd(layout);
+  const archive = join(out, `edgeward-${IMAGE_TAG}.oci.tar`);
+  run('tar', ['-C', layout, '-cf', archive, '.']);
+  return { layout, archive, nodeVersion };
+}
+
+/**
+ * containerd names an image it imports from an OCI archive by the index's
+ * `io.containerd.image.name` annotation; umoci sets only the tag (`org.opencontainers.image.ref.name`).
+ */
+function nameForContainerd(layout: string): void {
+  const indexFile = join(layout, 'index.json');
+  const index = JSON.parse(readFileSync(indexFile, 'utf8')) as {
+    manifests: Array<{ annotations?: Record<string, string> }>;
+  };
+  const tagged = index.manifests.find(
+    (manifest) => manifest.annotations?.['org.opencontainers.image.ref.name'] === IMAGE_TAG,
+  );
+  if (!tagged) throw new Error(`${indexFile} has no manifest tagged ${IMAGE_TAG}`);
+  tagged.annotations = { ...tagged.annotations, 'io.containerd.image.name': `${IMAGE_NAME}:${IMAGE_TAG}` };
+  writeFileSync(indexFile, JSON.stringify(index));
 }
 
 const isMain = process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
@@ -199,7 +225,13 @@ if (isMain) {
   const { values } = parseArgs({ options: { out: { type: 'string', default: '.edgeward-image' } } });
   const built = buildImage(values.out, (line) => process.stdout.write(`image: ${line}\n`));
   process.stdout.write(
-    `image: ${built.layout}:${IMAGE_TAG} (Node.js ${built.nodeVersion}); push it with e.g. ` +
-      `skopeo copy oci:${built.layout}:${IMAGE_TAG} docker://<registry>/edgeward:<tag>\n`,
+    [
+      `image: ${built.layout}:${IMAGE_TAG} (Node.js ${built.nodeVersion}), the OCI layout`,
+      `image: ${built.archive}, the same as an OCI archive named edgeward:${IMAGE_TAG} (the chart's default image)`,
+      `  on a containerd node: ctr -n k8s.io images import ${built.archive}`,
+      `  into kind:            kind load image-archive ${built.archive}`,
+      `  into a registry:      skopeo copy oci:${built.layout}:${IMAGE_TAG} docker://<registry>/edgeward:${IMAGE_TAG}`,
+      '',
+    ].join('\n'),
   );
 }

@@ -4,10 +4,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freePort } from '../../src/dev-cluster/free-port.js';
 import { buildImage, IMAGE_TAG, NODE_VERSIONS } from '../../src/image/build-image.js';
 import { readRuntimeStage } from '../../src/image/dockerfile.js';
+import { describeUnless } from '../support/skip-reason.js';
 
 /**
  * The image, built without a Docker engine (debootstrap, Node.js from the npm registry, umoci) and
@@ -27,17 +28,19 @@ const missing = ['debootstrap', 'umoci', 'chroot'].filter((tool) => {
   }
 });
 const isRoot = process.getuid?.() === 0;
-const why = !isRoot ? 'building and chrooting into an image needs root' : `missing ${missing.join(', ')}`;
+const why = !isRoot
+  ? 'building and chrooting into an image needs root'
+  : `missing ${missing.join(', ')} (the image is built with debootstrap and umoci, run with chroot)`;
 const runnable = isRoot && missing.length === 0;
 // On CI the tools are installed by .ci/run: there, a missing one is a failure, not a skip.
 if (!runnable && process.env.CI) throw new Error(`the image test cannot run on CI: ${why}`);
-if (!runnable) console.warn(`[image suite] SKIPPED: ${why}`);
 
 interface RuntimeConfig {
   process: { args: string[]; cwd: string; env: string[]; user: { uid: number; gid: number } };
 }
 
 let scratch: string;
+let archive: string;
 let rootfs: string;
 let config: RuntimeConfig;
 const children: ChildProcess[] = [];
@@ -94,10 +97,11 @@ async function untilOk(url: string, child: ChildProcess, log: () => string): Pro
   }
 }
 
-describe.runIf(runnable)('the image, built without Docker', () => {
+describeUnless(runnable ? undefined : why, 'the image, built without Docker', () => {
   beforeAll(() => {
     scratch = mkdtempSync(join(tmpdir(), 'edgeward-image-'));
     const built = buildImage(join(scratch, 'out'), (line) => console.log(`[image] ${line}`));
+    archive = built.archive;
     const bundle = join(scratch, 'bundle');
     execFileSync('umoci', ['unpack', '--image', `${built.layout}:${IMAGE_TAG}`, bundle], { stdio: 'ignore' });
     rootfs = join(bundle, 'rootfs');
@@ -128,6 +132,25 @@ describe.runIf(runnable)('the image, built without Docker', () => {
       expect(config.process.env).toContain(`${name}=${value}`);
     const version = await output(inImage(['node', '--version']));
     expect(version.text.trim()).toBe(`v${NODE_VERSIONS[stage.nodeMajor]}`);
+  });
+
+  it("is also one OCI archive named edgeward:<version>, the chart's default image", () => {
+    const index = JSON.parse(
+      execFileSync('tar', ['-xOf', archive, './index.json'], { encoding: 'utf8' }),
+    ) as {
+      manifests: Array<{ annotations?: Record<string, string> }>;
+    };
+    expect(index.manifests).toHaveLength(1);
+    expect(index.manifests[0]?.annotations).toEqual({
+      'org.opencontainers.image.ref.name': IMAGE_TAG,
+      'io.containerd.image.name': `docker.io/library/edgeward:${IMAGE_TAG}`,
+    });
+    // The chart's default image is that name: repository edgeward, the tag its appVersion.
+    const values = readFileSync(join(ROOT, 'charts/edgeward/values.yaml'), 'utf8');
+    expect(values).toMatch(/\nimage:\n(?: {2}#.*\n)* {2}repository: edgeward\n/);
+    expect(readFileSync(join(ROOT, 'charts/edgeward/Chart.yaml'), 'utf8')).toContain(
+      `appVersion: "${IMAGE_TAG}"`,
+    );
   });
 
   it('holds exactly the production dependencies the Dockerfile installs (npm ci, then prune --omit=dev)', () => {

@@ -124,7 +124,10 @@ describe('edgeward backup and restore', () => {
       try {
         // The same resource; only its uri names the new server's address.
         const { uri: _uri, ...stored } = certificate;
-        expect(await again.tlsCertificates.get(certificate.id)).toEqual({ ...stored, uri: expect.any(String) });
+        expect(await again.tlsCertificates.get(certificate.id)).toEqual({
+          ...stored,
+          uri: expect.any(String),
+        });
         expect((await again.sshCertificateAuthorities.get(authority.id)).public_key).toBe(
           authority.public_key,
         );
