@@ -1,11 +1,14 @@
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import {
   createServer as createHttpServer,
   type Server as HttpServer,
   type IncomingHttpHeaders,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -289,21 +292,23 @@ describe('HTTPS edges', () => {
     );
     const payload = Buffer.alloc(3 << 20);
     for (let index = 0; index < payload.length; index++) payload[index] = (index * 7919) % 251;
-    const { writeFileSync, mkdtempSync } = await import('node:fs');
-    const { join } = await import('node:path');
-    const { tmpdir } = await import('node:os');
-    const file = join(mkdtempSync(join(tmpdir(), 'edgeward-https-')), 'payload.bin');
-    writeFileSync(file, payload);
-    for (const version of ['--http1.1', '--http2']) {
-      const echoed = await curl('stream.https.test', '/echo', [
-        version,
-        '--data-binary',
-        `@${file}`,
-        '-H',
-        'content-type: application/octet-stream',
-      ]);
-      expect(echoed.status).toBe(200);
-      expect(Buffer.from(echoed.body, 'latin1').equals(payload)).toBe(true);
+    const dir = mkdtempSync(join(tmpdir(), 'edgeward-https-'));
+    try {
+      const file = join(dir, 'payload.bin');
+      writeFileSync(file, payload);
+      for (const version of ['--http1.1', '--http2']) {
+        const echoed = await curl('stream.https.test', '/echo', [
+          version,
+          '--data-binary',
+          `@${file}`,
+          '-H',
+          'content-type: application/octet-stream',
+        ]);
+        expect(echoed.status).toBe(200);
+        expect(Buffer.from(echoed.body, 'latin1').equals(payload)).toBe(true);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startTestEdge, type TestEdge } from '../support/edge.js';
 import { eventually } from '../support/eventually.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { describeUnless } from '../support/skip-reason.js';
 
 /**
  * The data plane across network namespaces this test creates (`ip netns` + veth), so addresses are
@@ -70,7 +71,7 @@ let t: TestServer;
 let edge: TestEdge;
 let workDir: string;
 
-describe.skipIf(skipReason !== undefined)('across network namespaces', () => {
+describeUnless(skipReason, 'across network namespaces', () => {
   beforeAll(async () => {
     link(CLIENT_NS, `${TAG}ch`, `${TAG}ci`, EDGE_SIDE.client, CLIENT_IP);
     link(AGENT_NS, `${TAG}ah`, `${TAG}ai`, EDGE_SIDE.agent, AGENT_IP);
@@ -225,6 +226,3 @@ describe.skipIf(skipReason !== undefined)('across network namespaces', () => {
     }
   }, 60_000);
 });
-
-// Said once, where the skipped test is reported.
-if (skipReason) console.warn(`[netns suite] SKIPPED: ${skipReason}`);

@@ -14,7 +14,7 @@ import {
 } from '@aws-sdk/client-kinesis';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { EventEnvelope } from '../../src/schemas/event-delivery.js';
 import { createDestination, deliveryStatus, routedEventIds, subscribe } from '../support/event-delivery.js';
 import { eventually } from '../support/eventually.js';
@@ -23,11 +23,13 @@ import {
   AWS_TEST_REGION,
   MOTO_ACCOUNT,
   MOTO_MISSING,
+  MOTO_VERSION,
   type Moto,
   startMoto,
 } from '../support/moto.js';
 import { RecordingProxy } from '../support/recording-proxy.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { describeUnless } from '../support/skip-reason.js';
 
 /**
  * Delivery to Kinesis, Firehose and CloudWatch Logs through the AWS SDK, against moto in server
@@ -95,7 +97,7 @@ async function streamRecords(kinesis: KinesisClient, name: string) {
   }));
 }
 
-describe.skipIf(MOTO_MISSING)(`event delivery to AWS (moto ${MOTO_MISSING ?? 'server'})`, () => {
+describeUnless(MOTO_MISSING, `event delivery to AWS (moto ${MOTO_VERSION ?? 'server'})`, () => {
   it('puts Kinesis records signed with the given key, partitioned by resource, in commit order, after an outage', async () => {
     const kinesis = new KinesisClient(clientConfig());
     const streamArn = await createStream(kinesis, 'edgeward-audit');

@@ -3,11 +3,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { IDP_METADATA } from '../support/fixtures.js';
 import { OpenSshWorkspace } from '../support/openssh.js';
 import { OpensslWorkspace } from '../support/openssl.js';
 import { ADMIN_KEY, projectStore, startTestServer, type TestServer } from '../support/server.js';
+import { describeUnless } from '../support/skip-reason.js';
 
 /**
  * Schemathesis, a fuzzer we did not write, against the live server, driven by the document the
@@ -94,8 +95,23 @@ interface RunReport {
   timedOut: boolean;
 }
 
-/** Runs schemathesis as a child process; the server answers from this process meanwhile. */
+/**
+ * Runs schemathesis as a child process; the server answers from this process meanwhile. It runs in
+ * a directory of its own, removed afterwards: what it and hypothesis keep between runs (schemathesis'
+ * `.schemathesis/` cache, which replays earlier runs' requests, and hypothesis' `.hypothesis/`
+ * constants and unicode tables) would otherwise land in the checkout, and make a run depend on the
+ * runs before it.
+ */
 async function runSchemathesis(): Promise<RunReport> {
+  const workDir = mkdtempSync(join(tmpdir(), 'edgeward-schemathesis-'));
+  try {
+    return await runSchemathesisIn(workDir);
+  } finally {
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+async function runSchemathesisIn(workDir: string): Promise<RunReport> {
   const result = await promisify(execFile)(
     'schemathesis',
     [
@@ -128,8 +144,10 @@ async function runSchemathesis(): Promise<RunReport> {
       'Svc-Version: 2',
     ],
     {
+      cwd: workDir,
       env: {
         ...process.env,
+        HYPOTHESIS_STORAGE_DIRECTORY: join(workDir, '.hypothesis'),
         SCHEMATHESIS_HOOKS: HOOKS,
         EDGEWARD_FUZZ_FIXTURES: fixtures,
         EDGEWARD_FUZZ_KEY_ID: keyId,
@@ -189,8 +207,9 @@ function withoutClosingRule(summary: string): string {
   return summary.replace(/^=+ (.* in [\d.]+s) =+$/m, 'schemathesis finished: $1');
 }
 
-describe.skipIf(!version)(
-  `schemathesis (${version ?? 'not installed: pip install -r test/fuzz/requirements.txt'})`,
+describeUnless(
+  version ? undefined : 'schemathesis is not installed (pip install -r test/fuzz/requirements.txt)',
+  `schemathesis (${version ?? 'not installed'})`,
   () => {
     it(`finds no failure and no 5xx (phases ${PHASES}), stateful included`, {
       timeout: 2 * TIME_LIMIT_MS + 60_000,

@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { type ApiException, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { K3sContainer, type StartedK3sContainer } from '@testcontainers/k3s';
 import { getContainerRuntimeClient } from 'testcontainers';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { tool } from '../support/kubectl.js';
+import { describeUnless } from '../support/skip-reason.js';
 import { GROUP, PLURAL, VERSION, WIDGET_CRD, type Widget, widgetIn } from '../support/widget-crd.js';
 
 const K3S_IMAGE = 'rancher/k3s:v1.33.4-k3s1';
@@ -21,14 +22,11 @@ async function dockerEngine(): Promise<string | undefined> {
 }
 
 const noEngine = await dockerEngine();
-if (noEngine) {
-  process.stderr.write(
-    `[k3s suite] SKIPPED: no Docker engine is reachable (${noEngine}). The same checks ran against the ` +
-      'local etcd + kube-apiserver control plane instead.\n',
-  );
-}
+const skipReason = noEngine
+  ? `no Docker engine is reachable (${noEngine}); the same checks ran against the local etcd + kube-apiserver control plane`
+  : undefined;
 
-describe.skipIf(noEngine !== undefined)('the same checks in a k3s container (testcontainers)', () => {
+describeUnless(skipReason, 'the same checks in a k3s container (testcontainers)', () => {
   let container: StartedK3sContainer;
   let dir: string;
   let kubeconfigPath: string;
