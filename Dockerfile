@@ -1,6 +1,6 @@
 # edgeward: one image for `edgeward server`, `edgeward edge`, `edgeward agent` and `edgeward operator`.
 # Node 22 LTS: Node 24 aborts (SIGABRT in better-sqlite3's Statement finalizer, RemoveEnvironmentCleanupHook),
-# seen by running this image's equivalent; Node 20 is past its end of life. The package still runs on Node 20.18+.
+# seen by running this image's equivalent; Node 20 is past its end of life. Node 22.12 is the package's minimum.
 # Built in two stages so the runtime image has no compiler, no dev dependencies and no sources.
 FROM node:22-bookworm-slim AS build
 WORKDIR /app

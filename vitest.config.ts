@@ -51,13 +51,21 @@ export default defineConfig({
     // a time keep both cores busy (vitest's default on 2 cores is one file at a time). Groups run
     // in order: everything else (0), then what must not share the machine or the cluster (1).
     maxWorkers: 3,
-    // The default report, then one plain closing line of totals that any CI log reader understands.
-    reporters: ['default', './test/support/plain-summary-reporter.ts'],
+    // The default report; under each file's line, why its skipped tests were skipped (the default
+    // report only counts them), and the reasons again at the end; a warning if the checkout gained
+    // files during the run; then one plain closing line of totals that any CI log reader understands.
+    reporters: [
+      'default',
+      './test/support/skip-reasons-reporter.ts',
+      './test/support/checkout-leftovers-reporter.ts',
+      './test/support/plain-summary-reporter.ts',
+    ],
     projects: [
       {
-        // Unit tests beside the code: no server, no network, seconds (`npm run test:unit`).
+        // Unit tests beside the code, and the documents' links: no server, no network, seconds
+        // (`npm run test:unit`).
         extends: true,
-        test: { name: 'unit', include: ['src/**/*.test.ts'] },
+        test: { name: 'unit', include: ['src/**/*.test.ts', 'test/docs/**/*.test.ts'] },
       },
       {
         // Real HTTP on a real SQLite file, real peers (curl, OpenSSH, openssl, moto, schemathesis).

@@ -118,7 +118,7 @@ export const errorBody = z
     error_code: z
       .string()
       .regex(/^ERR_EDGEWARD_\d{3}$/)
-      .meta({ description: 'stable code; the README lists them' }),
+      .meta({ description: 'stable code; docs/api.md lists them' }),
     status_code: z.number().int().min(400).max(599).meta({ description: 'the HTTP status, repeated' }),
     msg: z.string().meta({ description: 'what went wrong, starting with the field it concerns' }),
     details: z.object({

@@ -23,7 +23,7 @@ const uint32 = (description: string) =>
 
 // ---- circuit_breaker ------------------------------------------------------------------------
 
-/** Defaults applied when a field is omitted (documented in the README and the OpenAPI document). */
+/** Defaults applied when a field is omitted (documented in docs/api.md and the OpenAPI document). */
 export const CIRCUIT_BREAKER_DEFAULTS = {
   tripped_duration: 10,
   rolling_window: 10,

@@ -30,7 +30,7 @@ const SCHEMAS: Record<Stage, Record<string, ObjectSchema>> = {
   connection: { conn: CONN },
 };
 
-/** `conn.tls.version`-style names of a stage's variables, for messages and the README. */
+/** `conn.tls.version`-style names of a stage's variables, for messages and the docs. */
 export function variableNames(stage: Stage): string[] {
   const names = (schema: ObjectSchema, prefix: string): string[] =>
     Object.entries(schema).flatMap(([field, type]) =>

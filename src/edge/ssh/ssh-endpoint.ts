@@ -4,7 +4,7 @@
  *
  *     ssh -p 2222 -i KEY -R 0:localhost:8080 EDGE-HOST tunnel --label edge=web --label team=a
  *
- * Command words (the remote command; see `command-line.ts` for the grammar and `README.md`):
+ * Command words (the remote command; see `command-line.ts` for the grammar and docs/data-plane.md):
  *
  * - `tunnel --label KEY=VALUE [--label KEY=VALUE]... [--metadata TEXT]` (also `-l`, `-m`,
  *   `--label=KEY=VALUE`): opens a session whose tunnel group is those labels, prints its id, labels

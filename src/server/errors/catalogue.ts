@@ -1,6 +1,6 @@
 /**
  * The one catalogue of API errors. Codes are stable: a code is never reused for another meaning.
- * The README's "Error catalogue" section lists them; a test keeps the two in step.
+ * The error catalogue of docs/api.md lists them; a test keeps the two in step.
  */
 export const errorCatalogue = {
   ERR_EDGEWARD_100: { status: 400, title: 'Invalid request body, query or path parameter' },

@@ -114,7 +114,7 @@ function parameters(route: AnyRouteDefinition, components: SchemaComponents): Js
 
 const openApiPath = (url: string) => url.replace(/:([A-Za-z_]+)/g, '{$1}');
 
-/** 405 is answered for paths, not operations: it is documented in the README, not per operation. */
+/** 405 is answered for paths, not operations: it is documented in docs/api.md, not per operation. */
 const errorStatuses = [...new Set(Object.values(errorCatalogue).map((entry) => entry.status))]
   .filter((status) => status !== 405)
   .sort();
@@ -194,7 +194,7 @@ const DESCRIPTION = [
   'Every request carries `Authorization: Bearer <API key>` and `Svc-Version: 2`. Bodies are JSON;',
   'an empty body sent with `Content-Type: application/json` counts as no body. An update body may',
   'repeat the path\'s ids (`{"id": ...}`) when they equal the path\'s. Every error is the `Error`',
-  'schema; its `error_code` values are listed in the README. A method a path does not have is a',
+  'schema; its `error_code` values are listed in docs/api.md (the error catalogue). A method a path does not have is a',
   '405 whose `Allow` header lists the methods it has.',
 ].join('\n');
 
@@ -282,7 +282,7 @@ export function buildOpenApiDocument(routes: AnyRouteDefinition[], version: stri
       },
       responses: {
         Error: {
-          description: 'Error; `error_code` values are listed in the README error catalogue',
+          description: 'Error; `error_code` values are listed in the error catalogue, docs/api.md',
           headers: { 'Svc-Operation-Id': OPERATION_ID_HEADER },
           content: { 'application/json': { schema: errorSchema } },
         },
