@@ -162,7 +162,7 @@ const yamlOf = (items) => items.map((item) => `---\n${JSON.stringify(item)}\n`).
 
 /** `edgeward operator` on `apiUrl`, watching `namespaces`, probes on `probePort`, no metrics. */
 function operatorArgs(apiUrl, namespaces, probePort) {
-  const flags = { 'api-url': apiUrl, 'watch-namespaces': namespaces, 'metrics-addr': '0' };
+  const flags = { 'api-url': apiUrl, 'watch-namespaces': namespaces, 'metrics-addr': 'off' };
   flags['probe-addr'] = `127.0.0.1:${probePort}`;
   return ['operator', ...Object.entries(flags).flatMap(([flag, value]) => [`--${flag}`, value])];
 }

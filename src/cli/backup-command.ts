@@ -1,3 +1,4 @@
+import type { Flags } from '../lib/flags.js';
 import { defineCommand, packageVersion, UsageError } from './command.js';
 
 const DATA_DIR_FLAG = {
@@ -7,7 +8,7 @@ const DATA_DIR_FLAG = {
     default: './edgeward-data',
     help: "the server's data directory (as given to edgeward server --data-dir)",
   },
-} as const;
+} as const satisfies Flags;
 
 const POSTGRES_NOTE = `On PostgreSQL (--database-url) the database is backed up with its own tools:
   pg_dump --format=custom --file=edgeward.dump "$DATABASE_URL"
@@ -34,7 +35,7 @@ environment:
     const [out, ...extra] = positionals;
     if (!out || extra.length > 0) throw new UsageError('OUT_DIR: exactly one backup directory is required');
     const { backupDataDir } = await import('../server/backup/sqlite-backup.js');
-    const manifest = await backupDataDir({
+    const { manifest, opened } = await backupDataDir({
       dataDir: values['data-dir'],
       out,
       secretKeyFromEnv: process.env.EDGEWARD_SECRET_KEY || undefined,
@@ -42,7 +43,8 @@ environment:
     });
     const megabytes = (manifest.files['edgeward.sqlite'].bytes / 1024 / 1024).toFixed(1);
     process.stdout.write(
-      `backed up ${values['data-dir']} into ${out}: edgeward.sqlite (${megabytes} MiB, ${manifest.migrations.length} migrations), secret.key (from ${manifest.key_source}), manifest.json\n`,
+      `backed up ${values['data-dir']} into ${out}: edgeward.sqlite (${megabytes} MiB, ${manifest.migrations.length} migrations), secret.key (from ${manifest.key_source}), manifest.json\n` +
+        `the key opens ${opened.edge_config_tls_private_keys} TLS private keys, ${opened.ssh_certificate_authority_keys} SSH CA keys and ${opened.event_destination_targets} event destination targets\n`,
     );
     return 0;
   },

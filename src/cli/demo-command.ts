@@ -7,9 +7,22 @@ import type { Agent } from '../agent/agent.js';
 import { defineCommand, UsageError } from './command.js';
 
 const KEY_FILE = 'demo-admin-api-key';
-/** Marks a directory the demo made, so that the next run may clear it. */
-const MARKER_FILE = '.edgeward-demo';
 const PID_FILE = 'demo.pid';
+/**
+ * Everything a demo run writes into its data directory. A directory holding anything else was not
+ * made by the demo (or holds a user's files since): it is never cleared.
+ */
+const DEMO_ENTRIES = new Set([
+  'edgeward.sqlite',
+  'edgeward.sqlite-wal',
+  'edgeward.sqlite-shm',
+  'secret.key',
+  KEY_FILE,
+  PID_FILE,
+  'edge',
+  'cluster',
+  'operator.log',
+]);
 const DEMO_LABELS = { app: 'demo', env: 'local' };
 
 /** The process id of a demo still running from `dataDir`, if one is. */
@@ -31,14 +44,15 @@ function runningDemo(dataDir: string): number | undefined {
 /**
  * Each run starts from a fresh state: what the last run left (its database, its edge's files, a
  * control plane a killed run could not stop) is cleared, so the second run makes the same edges
- * as the first. Only a directory the demo made is cleared, never one that merely has the name.
+ * as the first. Only what a demo writes is cleared: a directory holding anything else is refused.
  */
 async function freshDataDir(dataDir: string, say: (line: string) => void): Promise<void> {
   if (existsSync(dataDir)) {
     const entries = readdirSync(dataDir);
-    if (entries.length > 0 && !entries.includes(MARKER_FILE)) {
+    const foreign = entries.filter((entry) => !DEMO_ENTRIES.has(entry));
+    if (foreign.length > 0) {
       throw new UsageError(
-        `--data-dir: ${dataDir} holds files the demo did not make; each run clears its data directory, so give a new or empty one`,
+        `--data-dir: ${dataDir} holds files a demo does not make (${foreign.slice(0, 3).join(', ')}); each run clears its data directory, so give a new or empty one`,
       );
     }
     const pid = runningDemo(dataDir);
@@ -57,7 +71,6 @@ async function freshDataDir(dataDir: string, say: (line: string) => void): Promi
     for (const entry of entries) rmSync(join(dataDir, entry), { recursive: true, force: true });
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  writeFileSync(join(dataDir, MARKER_FILE), 'made by edgeward demo; the next run clears this directory\n');
   writeFileSync(join(dataDir, PID_FILE), `${process.pid}\n`);
 }
 
@@ -149,6 +162,18 @@ async function runDemo(options: {
     port: options.port,
     adminApiKey: adminKey,
     logger: false,
+  }).catch((error: unknown) => {
+    // The likeliest first-hour failure: another server or demo already has the port.
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+      rmSync(join(dataDir, PID_FILE), { force: true });
+      throw new UsageError(
+        `--port: ${options.port} is in use (another server or demo?); pass --port N, or 0 for any`,
+        {
+          cause: error,
+        },
+      );
+    }
+    throw error;
   });
   const baseUrl = server.listenUrl;
   const edge = await startEdgeFromFlags(
@@ -203,7 +228,7 @@ async function runDemo(options: {
       acl: Object.entries(DEMO_LABELS).map(([key, value]) => `bind:${key}=${value}`),
     });
     say(
-      `tunnel credential  ${credential.id} (acl ${credential.acl.join(' ')}); its token is printed below, the only time it is shown`,
+      `tunnel credential  ${credential.id} (acl ${credential.acl.join(' ')}); ${options.exit ? 'its token is not printed with --exit' : 'its token is printed below, the only time it is shown'}`,
     );
     const backend = await client.tunnelGroupBackends.create({
       description: 'demo group',

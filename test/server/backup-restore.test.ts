@@ -96,7 +96,7 @@ describe('edgeward backup and restore', () => {
       await writer;
       expect(backup.code, backup.output).toBe(0);
       expect(backup.output).toMatch(
-        /backed up .* into .*backup-1: edgeward\.sqlite \(.* MiB, \d+ migrations\), secret\.key \(from secret\.key\), manifest\.json/,
+        /backed up .* into .*backup-1: edgeward\.sqlite \(.* MiB, \d+ migrations\), secret\.key \(from secret\.key\), manifest\.json\nthe key opens 1 TLS private keys, 1 SSH CA keys and 1 event destination targets/,
       );
       expect(readdirSync(backupDir()).sort()).toEqual(['edgeward.sqlite', 'manifest.json', 'secret.key']);
       expect(statSync(join(backupDir(), 'secret.key')).mode & 0o077).toBe(0);
@@ -205,6 +205,14 @@ describe('edgeward backup and restore', () => {
     const noDir = await cli(['restore', backupDir()]);
     expect(noDir.code).toBe(2);
     expect(noDir.output).toContain('--data-dir: required');
+    // A key in the shell that is not the server's: refused before anything is written.
+    const otherKey = spawnCli(['backup', '--data-dir', dataDir(), join(work, 'b-env')], {
+      EDGEWARD_SECRET_KEY: randomBytes(32).toString('base64'),
+    });
+    const [envCode] = (await once(otherKey.child, 'exit')) as [number | null];
+    expect(envCode).toBe(1);
+    expect(otherKey.output()).toContain('EDGEWARD_SECRET_KEY differs from');
+    expect(existsSync(join(work, 'b-env'))).toBe(false);
     const notData = await cli(['backup', '--data-dir', join(work, 'nothing-here'), join(work, 'b2')]);
     expect(notData.code).toBe(1);
     expect(notData.output).toContain('holds no edgeward.sqlite');

@@ -149,7 +149,7 @@ export class OperatorHarness {
         '--metrics-addr',
         `127.0.0.1:${this.#metricsPort}`,
         '--probe-addr',
-        '0',
+        'off',
         '--api-qps',
         '20',
         ...this.#operatorArgs,
