@@ -309,8 +309,17 @@ describe('event delivery against a target that never answers, or cannot be opene
       sources: [{ type: 'ip_policy_created.v0' }],
       destination_ids: [broken],
     });
+    // The longest the event loop was held between two 10 ms ticks: a count of ticks depends on how
+    // fast the rest goes on a loaded machine; the longest gap is what a blocked loop would show.
     let beats = 0;
-    const heartbeat = setInterval(() => beats++, 10);
+    let last = Date.now();
+    let longestGapMs = 0;
+    const heartbeat = setInterval(() => {
+      const now = Date.now();
+      longestGapMs = Math.max(longestGapMs, now - last);
+      last = now;
+      beats++;
+    }, 10);
     try {
       await server.api('POST', '/ip_policies', {});
       const status = await eventually(
@@ -322,7 +331,8 @@ describe('event delivery against a target that never answers, or cannot be opene
       for (let index = 0; index < 5; index++)
         expect((await server.api('GET', '/ip_policies?limit=1')).status).toBe(200);
       // The event loop kept turning: timers fired while the dispatcher retried.
-      expect(beats).toBeGreaterThan(5);
+      expect(beats).toBeGreaterThan(0);
+      expect(longestGapMs).toBeLessThan(1000);
     } finally {
       clearInterval(heartbeat);
     }
