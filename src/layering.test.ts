@@ -61,7 +61,7 @@ const RULES: { folder: string; mayImport: string[] }[] = [
   { folder: 'operator/crds', mayImport: ['operator/crds', 'schemas'] },
   { folder: 'operator', mayImport: ['operator', 'agent', 'client', 'lib', 'schemas'] },
   // The Docker-less image build reads only the Dockerfile.
-  { folder: 'image', mayImport: ['image'] },
+  { folder: 'image', mayImport: ['image', 'lib'] },
   {
     folder: 'cli',
     mayImport: [

@@ -6,7 +6,8 @@ import { parseForwardTarget } from '../agent/forward-target.js';
 import { checkMetadata, parseEdgeAddr, parseLabels } from '../agent/options.js';
 import type { StagedRelease } from '../agent/update.js';
 import type { Flags, FlagValues } from '../lib/flags.js';
-import { defineCommand, packageVersion, UsageError } from './command.js';
+import { packageVersion } from '../lib/package-version.js';
+import { defineCommand, UsageError } from './command.js';
 
 const AGENT_VERSION = packageVersion();
 

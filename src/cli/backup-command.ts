@@ -1,5 +1,6 @@
 import type { Flags } from '../lib/flags.js';
-import { defineCommand, packageVersion, UsageError } from './command.js';
+import { packageVersion } from '../lib/package-version.js';
+import { defineCommand, UsageError } from './command.js';
 
 const DATA_DIR_FLAG = {
   'data-dir': {

@@ -1,5 +1,6 @@
 import type { CleanupMode } from '../operator/cleanup/cleanup.js';
 import { defineCommand, UsageError } from './command.js';
+import { KUBECONFIG_FLAG } from './kubeconfig-flag.js';
 
 const MODES: readonly CleanupMode[] = ['stuck', 'orphan', 'delete'];
 
@@ -29,12 +30,7 @@ export const cleanupCommand = defineCommand({
       default: '300',
       help: 'delete: how long to wait for the operator',
     },
-    kubeconfig: {
-      type: 'string',
-      value: 'FILE',
-      defaultText: 'in-cluster, else KUBECONFIG or ~/.kube/config',
-      help: 'the kubeconfig',
-    },
+    ...KUBECONFIG_FLAG,
   },
   run: async (values) => {
     const mode = values.mode as CleanupMode | undefined;

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Flag, Flags, FlagValues } from '../lib/flags.js';
 
@@ -41,12 +40,6 @@ export function defineCommand<const F extends Flags>(command: Command<F>): Comma
 const HELP_FLAGS = new Set(['--help', '-h']);
 const FLAG_COLUMN = 28;
 const HELP_WIDTH = 100;
-
-/** `--version`: the package's own. */
-export function packageVersion(): string {
-  const packageJson = new URL('../../package.json', import.meta.url);
-  return (JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }).version;
-}
 
 function wantsHelp(argv: string[]): boolean {
   for (const arg of argv) {

@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Agent } from '../agent/agent.js';
+import { processAlive } from '../lib/process-alive.js';
 import { defineCommand, UsageError } from './command.js';
 
 const KEY_FILE = 'demo-admin-api-key';
@@ -31,11 +32,8 @@ function runningDemo(dataDir: string): number | undefined {
   if (!existsSync(pidFile)) return undefined;
   const pid = Number(readFileSync(pidFile, 'utf8').trim());
   if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return undefined;
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return undefined; // no such process: the last run ended without removing its pid file
-  }
+  // No such process: the last run ended without removing its pid file.
+  if (!processAlive(pid)) return undefined;
   // A pid reused by another program since is not a demo.
   const cmdline = `/proc/${pid}/cmdline`;
   return !existsSync(cmdline) || readFileSync(cmdline, 'utf8').includes('demo') ? pid : undefined;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { controlPlaneDown, controlPlaneUp, readControlPlane } from '../dev-cluster/control-plane.js';
+import { controlPlaneDown, controlPlaneUp } from '../dev-cluster/control-plane.js';
 import { ensureTools } from '../dev-cluster/tools.js';
 import { KIND_DEFINITIONS } from '../operator/kinds.js';
 import { KubeApi } from '../operator/runtime/kube-api.js';
@@ -112,8 +112,6 @@ export async function demoKubernetes(
     return async () => {};
   }
   const clusterDir = join(dataDir, 'cluster');
-  // A demo killed before it could clean up left its control plane running: stop that one first.
-  if (readControlPlane(clusterDir)) await controlPlaneDown(clusterDir);
   say('Kubernetes: the dev control plane (etcd + kube-apiserver; built once, then cached)...');
   const tools = await ensureTools(['etcd', 'kube-apiserver', 'kubectl'], (line) => say(`  ${line}`));
   const plane = await controlPlaneUp(clusterDir, (line) => say(`  ${line}`));

@@ -1,5 +1,6 @@
 import type { GeneratedKey } from '../operator/generated-keys/ensure-keys.js';
 import { defineCommand, UsageError } from './command.js';
+import { KUBECONFIG_FLAG } from './kubeconfig-flag.js';
 
 const SECRET_ARG = /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?)\/([-._a-zA-Z0-9]+)=([\x21-\x7e]*)$/;
 
@@ -43,12 +44,7 @@ gives the same output every time, as Argo CD needs). Values are never printed.`,
       multiple: true,
       help: 'a label for Secrets it creates (repeatable)',
     },
-    kubeconfig: {
-      type: 'string',
-      value: 'FILE',
-      defaultText: 'in-cluster, else KUBECONFIG or ~/.kube/config',
-      help: 'the kubeconfig',
-    },
+    ...KUBECONFIG_FLAG,
   },
   run: async (values) => {
     const keys = (values.secret ?? []).map(parseSecretArg);

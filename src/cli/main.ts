@@ -1,7 +1,8 @@
+import { packageVersion } from '../lib/package-version.js';
 import { agentCommand } from './agent-command.js';
 import { backupCommand, restoreCommand } from './backup-command.js';
 import { cleanupCommand } from './cleanup-command.js';
-import { type Command, type CommandGroup, packageVersion, runCommand } from './command.js';
+import { type Command, type CommandGroup, runCommand } from './command.js';
 import { crdsCommand } from './crds-command.js';
 import { demoCommand } from './demo-command.js';
 import { devClusterCommand } from './dev-cluster-command.js';

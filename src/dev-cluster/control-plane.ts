@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { issueCertificate } from '../crypto/x509.js';
+import { processAlive } from '../lib/process-alive.js';
 import { freePort } from './free-port.js';
 import { kubeconfig } from './kubeconfig.js';
 import { createPki, loadCa } from './pki.js';
@@ -28,15 +29,6 @@ function startDetached(binary: string, args: string[], logFile: string): number 
   return child.pid;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function waitFor(
   what: string,
   timeoutMs: number,
@@ -46,7 +38,7 @@ async function waitFor(
 ) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (!alive(pid)) {
+    if (!processAlive(pid)) {
       throw new Error(`${what} exited during start-up; last lines of ${logFile}:\n${tail(logFile)}`);
     }
     try {
@@ -176,16 +168,16 @@ function ownedBy(pid: number, dir: string): boolean {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir);
   } catch {
     // No /proc (macOS): trust the recorded pid if the process is alive.
-    return alive(pid);
+    return processAlive(pid);
   }
 }
 
 async function stop(pid: number, dir: string): Promise<void> {
-  if (!pid || !alive(pid) || !ownedBy(pid, dir)) return;
+  if (!pid || !processAlive(pid) || !ownedBy(pid, dir)) return;
   process.kill(pid, 'SIGTERM');
-  for (let waited = 0; waited < 10_000 && alive(pid); waited += 100) await sleep(100);
-  if (alive(pid)) process.kill(pid, 'SIGKILL');
-  for (let waited = 0; waited < 5_000 && alive(pid); waited += 100) await sleep(100);
+  for (let waited = 0; waited < 10_000 && processAlive(pid); waited += 100) await sleep(100);
+  if (processAlive(pid)) process.kill(pid, 'SIGKILL');
+  for (let waited = 0; waited < 5_000 && processAlive(pid); waited += 100) await sleep(100);
 }
 
 /** Stops exactly the processes started for DIR (apiserver, then etcd) and removes the folder. */

@@ -14,6 +14,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { packageVersion } from '../lib/package-version.js';
 import { readRuntimeStage } from './dockerfile.js';
 
 /**
@@ -37,8 +38,7 @@ const MIRROR = 'http://deb.debian.org/debian';
 /** The image's name where it is loaded without a registry: Kubernetes reads `edgeward:<tag>` as this. */
 export const IMAGE_NAME = 'docker.io/library/edgeward';
 /** The package's version, which is the chart's appVersion: the chart's default image is this one. */
-export const IMAGE_TAG = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string })
-  .version;
+export const IMAGE_TAG = packageVersion();
 
 const run = (command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
   execFileSync(command, args, {

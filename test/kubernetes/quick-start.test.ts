@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processAlive } from '../../src/lib/process-alive.js';
 import { betterSqlitePrebuild } from '../support/better-sqlite-prebuild.js';
 import { waitFor } from '../support/eventually.js';
 
@@ -81,15 +82,6 @@ async function outputMatching(run: Shell, pattern: RegExp, timeoutMs: number): P
     throw new Error(`exited without ${pattern} in the output:\n${run.output()}`);
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** What both runs must show: a request through each edge, then the samples Ready and served. */
 function expectTheDemoWorked(output: string): void {
   expect(output).toMatch(/agent online {7}session ts_\w+ \(svc\/2 from 127\.0\.0\.1\)/);
@@ -125,7 +117,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // A failed run's processes (the whole group) do not outlive the test.
-  for (const run of runs) if (run.child.pid && alive(-run.child.pid)) process.kill(-run.child.pid, 'SIGKILL');
+  for (const run of runs)
+    if (run.child.pid && processAlive(-run.child.pid)) process.kill(-run.child.pid, 'SIGKILL');
   if (copy) rmSync(copy, { recursive: true, force: true });
 });
 
@@ -144,7 +137,7 @@ describe('the quick start, from a clean copy', () => {
     expect(output).toContain('Try it yourself:');
     expect(output).toMatch(/kubectl get edgeward -n demo/);
     const operatorPid = Number(/edgeward operator {2}pid (\d+)/.exec(output)?.[1]);
-    expect(alive(operatorPid)).toBe(true);
+    expect(processAlive(operatorPid)).toBe(true);
 
     // Ctrl-C: the terminal signals the whole foreground process group.
     const pressed = Date.now();
@@ -154,7 +147,10 @@ describe('the quick start, from a clean copy', () => {
     const code = await run.exited;
     // Everything the group ran has ended (the demo, npm, the operator), not only the shell.
     const group = -(run.child.pid as number);
-    await waitFor(() => !alive(group), { what: 'every process of the demo to end', timeoutMs: 60_000 });
+    await waitFor(() => !processAlive(group), {
+      what: 'every process of the demo to end',
+      timeoutMs: 60_000,
+    });
     const stoppedAfterMs = Date.now() - pressed;
     // The shell and npm got the SIGINT too: they end with it, or with the demo's status, 0.
     expect(code === 0 || run.child.signalCode === 'SIGINT', run.output()).toBe(true);
@@ -168,7 +164,7 @@ describe('the quick start, from a clean copy', () => {
       expect(stopping).toContain(`stopped ${part}`);
     }
     expect(stopping).toContain('Stopped.');
-    expect(alive(operatorPid)).toBe(false);
+    expect(processAlive(operatorPid)).toBe(false);
     expect(existsSync(join(copy, '.edgeward-demo/cluster'))).toBe(false);
     expect(existsSync(join(copy, '.edgeward-demo/demo.pid'))).toBe(false);
     process.stdout.write(

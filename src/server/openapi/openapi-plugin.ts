@@ -1,12 +1,8 @@
-import { readFileSync } from 'node:fs';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { packageVersion } from '../../lib/package-version.js';
 import { buildOpenApiDocument } from './document.js';
-
-const packageVersion = (
-  JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
 
 /**
  * Serves the OpenAPI document of every route registered before this plugin at `/openapi.json`,
@@ -47,5 +43,5 @@ export async function openApiPlugin(app: FastifyInstance): Promise<void> {
 }
 
 export function openApiDocumentOf(app: FastifyInstance): Record<string, unknown> {
-  return buildOpenApiDocument(app.edgeward.routes, packageVersion);
+  return buildOpenApiDocument(app.edgeward.routes, packageVersion());
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { packageVersion } from '../../../lib/package-version.js';
 
 /** Where the operator's agents dial: `edgeward operator --edge-addr --edge-ca --edge-server-name`. */
 export interface TunnelEdgeSettings {
@@ -11,8 +11,4 @@ export interface TunnelEdgeSettings {
 }
 
 /** The version the operator's agents report on their sessions: the package's. */
-export const OPERATOR_AGENT_VERSION = (
-  JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  }
-).version;
+export const OPERATOR_AGENT_VERSION = packageVersion();
