@@ -10,6 +10,11 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { controlPlaneDown, controlPlaneUp } from '../dev-cluster/control-plane.js';
 import { ensureTools } from '../dev-cluster/tools.js';
+import {
+  createEndpointNetwork,
+  type EndpointNetwork,
+  endpointNetworkUnavailable,
+} from '../lib/endpoint-network.js';
 import { KIND_DEFINITIONS } from '../operator/kinds.js';
 import { KubeApi } from '../operator/runtime/kube-api.js';
 import { getThroughHttpsEdge } from './demo-requests.js';
@@ -70,13 +75,34 @@ const yamlObjects = (text: string) =>
     .map((document) => document.toJSON() as KubeObject | null)
     .filter((object): object is KubeObject => object !== null);
 
-/** The address the local service listens on: EndpointSlices refuse loopback addresses. */
+/** This machine's first non-loopback IPv4 address: EndpointSlices refuse loopback addresses. */
 function hostAddress(): string | undefined {
   for (const addresses of Object.values(networkInterfaces())) {
     for (const address of addresses ?? [])
       if (address.family === 'IPv4' && !address.internal) return address.address;
   }
   return undefined;
+}
+
+/**
+ * The address the local service listens on and its EndpointSlice names. As root, the root end of
+ * a veth pair whose peer sits in a network namespace of the demo's own (src/lib/endpoint-network.ts),
+ * so the demo's traffic stays off this machine's interfaces; otherwise (or if `ip` fails) this
+ * machine's own address, with why.
+ */
+function serviceEndpoint():
+  | { address: string; network: EndpointNetwork; why?: undefined }
+  | { address: string | undefined; network?: undefined; why: string } {
+  let why = endpointNetworkUnavailable();
+  if (why === undefined) {
+    try {
+      const network = createEndpointNetwork();
+      return { address: network.address, network };
+    } catch (error) {
+      why = (error as Error).message;
+    }
+  }
+  return { address: hostAddress(), why };
 }
 
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
@@ -106,19 +132,18 @@ export async function demoKubernetes(
   say: (line?: string) => void,
   options: { tryItYourself: boolean },
 ): Promise<() => Promise<void>> {
-  const address = hostAddress();
+  const endpoint = serviceEndpoint();
+  const { address, network } = endpoint;
   if (!address) {
-    say('Kubernetes part skipped: this machine has no non-loopback IPv4 address for the Service endpoint.');
+    say(
+      `Kubernetes part skipped: no address for the Service endpoint (${endpoint.why}; and this machine has no non-loopback IPv4 address).`,
+    );
     return async () => {};
   }
   const clusterDir = join(dataDir, 'cluster');
-  say('Kubernetes: the dev control plane (etcd + kube-apiserver; built once, then cached)...');
-  const tools = await ensureTools(['etcd', 'kube-apiserver', 'kubectl'], (line) => say(`  ${line}`));
-  const plane = await controlPlaneUp(clusterDir, (line) => say(`  ${line}`));
   // Stopped in reverse order, each named as it goes: a Ctrl-C must show it is doing something.
-  const stops: Array<[string, () => Promise<unknown>]> = [
-    ['the Kubernetes control plane', () => controlPlaneDown(clusterDir)],
-  ];
+  const stops: Array<[string, () => Promise<unknown>]> = [];
+  if (network) stops.push(['the endpoint network', async () => network.remove()]);
   const stopAll = async () => {
     for (const [what, stop] of stops.reverse()) {
       const started = Date.now();
@@ -127,6 +152,10 @@ export async function demoKubernetes(
     }
   };
   try {
+    say('Kubernetes: the dev control plane (etcd + kube-apiserver; built once, then cached)...');
+    const tools = await ensureTools(['etcd', 'kube-apiserver', 'kubectl'], (line) => say(`  ${line}`));
+    const plane = await controlPlaneUp(clusterDir, (line) => say(`  ${line}`));
+    stops.push(['the Kubernetes control plane', () => controlPlaneDown(clusterDir)]);
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(plane.kubeconfigPath);
     const kube = new KubeApi(kubeConfig);
@@ -174,6 +203,13 @@ export async function demoKubernetes(
       endpoints: [{ addresses: [address], conditions: { ready: true } }],
       ports: [{ name: 'http', port: servicePort, protocol: 'TCP' }],
     } as KubeObject);
+    say(
+      network
+        ? `  endpoint address   ${address}: veth ${network.link}, its peer in network namespace ${network.namespace}`
+        : `  endpoint address   ${address}, this machine's own (no veth pair of the demo's: ${endpoint.why})`,
+    );
+    if (network?.leftoversRemoved.length)
+      say(`  (removed what a killed demo or test run left: ${network.leftoversRemoved.join(', ')})`);
     say(`  Service web        endpoint ${address}:${servicePort} (a local HTTP server of the demo)`);
 
     const operatorLog = join(dataDir, 'operator.log');

@@ -7,10 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endpointSliceManifest, nonLoopbackAddress, serviceManifest } from '../support/cluster-services.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  endpointAddress,
+  endpointSkipReason,
+  endpointSliceManifest,
+  serviceManifest,
+} from '../support/cluster-services.js';
 import { startTestEdge, type TestEdge } from '../support/edge.js';
 import { type Cr, condition, OperatorHarness } from '../support/operator-harness.js';
+import { describeUnless } from '../support/skip-reason.js';
 
 /**
  * A plain networking.k8s.io/v1 Ingress of the IngressClass edgeward, end to end: a real server, an
@@ -23,8 +29,9 @@ import { type Cr, condition, OperatorHarness } from '../support/operator-harness
  * deleting it removes every owned CR and their resources on the server.
  *
  * The control plane runs no controller-manager: no EndpointSlice controller (the test writes the
- * slices, pointing at HTTP servers of this process on a non-loopback address) and no garbage
- * collector (the operator itself deletes what a deleted Ingress owned).
+ * slices, pointing at HTTP servers of this process on the run's endpoint address, a veth pair of
+ * the global setup: skipped without root) and no garbage collector (the operator itself deletes
+ * what a deleted Ingress owned).
  */
 
 const run = promisify(execFile);
@@ -158,7 +165,7 @@ const waitOwnedReady = (counts: Record<(typeof OWNED)[number], number>) =>
   );
 
 beforeAll(async () => {
-  hostAddress = nonLoopbackAddress();
+  hostAddress = endpointAddress();
   scratch = mkdtempSync(join(tmpdir(), 'edgeward-ingress-'));
   await h.start({
     operatorArgs: async (server) => {
@@ -177,130 +184,134 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-describe('an Ingress of the class edgeward: an HTTPS edge to two Services, from a plain Ingress', () => {
-  /** Server ids of the owned CRs, read before the delete. */
-  const ids: string[] = [];
+describeUnless(
+  endpointSkipReason(),
+  'an Ingress of the class edgeward: an HTTPS edge to two Services, from a plain Ingress',
+  () => {
+    /** Server ids of the owned CRs, read before the delete. */
+    const ids: string[] = [];
 
-  it('makes the CRs the Ingress owns, Ready, and curl reaches each Service by its path', async () => {
-    const webPort = await startService('web');
-    const apiPort = await startService('api');
-    await kubectl(['apply', '-f', INGRESS_CLASS]);
-    await kubectl(
-      ['apply', '-f', '-'],
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'List',
-        items: [...serviceObjects('web', webPort), ...serviceObjects('api', apiPort), ingressObject()],
-      }),
-    );
+    it('makes the CRs the Ingress owns, Ready, and curl reaches each Service by its path', async () => {
+      const webPort = await startService('web');
+      const apiPort = await startService('api');
+      await kubectl(['apply', '-f', INGRESS_CLASS]);
+      await kubectl(
+        ['apply', '-f', '-'],
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'List',
+          items: [...serviceObjects('web', webPort), ...serviceObjects('api', apiPort), ingressObject()],
+        }),
+      );
 
-    const owned = await waitOwnedReady({
-      tunnelcredentials: 1,
-      httpsedges: 1,
-      httpsedgeroutes: 2,
-      tunnels: 2,
-    });
-    const [httpsEdge] = owned.httpsedges ?? [];
-    expect(httpsEdge?.status?.hostports).toEqual([`${HOST}:443`]);
-    const routes = (owned.httpsedgeroutes ?? []).map(
-      (route) => `${route.spec.matchType} ${route.spec.match}`,
-    );
-    expect(routes.sort()).toEqual([`exact_path ${HOST}/`, `path_prefix ${HOST}/api`]);
-    const targets = (owned.tunnels ?? []).map((tunnel) => tunnel.status?.forwardTarget);
-    expect(targets.sort()).toEqual(
-      [`http://${hostAddress}:${apiPort}`, `http://${hostAddress}:${webPort}`].sort(),
-    );
-    // Owned by the Ingress: the garbage collector of a real cluster deletes them with it.
-    const ingress = JSON.parse(
-      (await kubectl(['get', '-n', namespace, 'ingress', INGRESS, '-o', 'json'])).stdout,
-    ) as { metadata: { uid: string } };
-    for (const items of Object.values(owned)) {
-      for (const item of items) {
-        const references = (item.metadata as { ownerReferences?: { uid: string; controller?: boolean }[] })
-          .ownerReferences;
-        expect(references).toEqual([
-          expect.objectContaining({ uid: ingress.metadata.uid, controller: true }),
-        ]);
-        ids.push(String(item.status?.id));
+      const owned = await waitOwnedReady({
+        tunnelcredentials: 1,
+        httpsedges: 1,
+        httpsedgeroutes: 2,
+        tunnels: 2,
+      });
+      const [httpsEdge] = owned.httpsedges ?? [];
+      expect(httpsEdge?.status?.hostports).toEqual([`${HOST}:443`]);
+      const routes = (owned.httpsedgeroutes ?? []).map(
+        (route) => `${route.spec.matchType} ${route.spec.match}`,
+      );
+      expect(routes.sort()).toEqual([`exact_path ${HOST}/`, `path_prefix ${HOST}/api`]);
+      const targets = (owned.tunnels ?? []).map((tunnel) => tunnel.status?.forwardTarget);
+      expect(targets.sort()).toEqual(
+        [`http://${hostAddress}:${apiPort}`, `http://${hostAddress}:${webPort}`].sort(),
+      );
+      // Owned by the Ingress: the garbage collector of a real cluster deletes them with it.
+      const ingress = JSON.parse(
+        (await kubectl(['get', '-n', namespace, 'ingress', INGRESS, '-o', 'json'])).stdout,
+      ) as { metadata: { uid: string } };
+      for (const items of Object.values(owned)) {
+        for (const item of items) {
+          const references = (item.metadata as { ownerReferences?: { uid: string; controller?: boolean }[] })
+            .ownerReferences;
+          expect(references).toEqual([
+            expect.objectContaining({ uid: ingress.metadata.uid, controller: true }),
+          ]);
+          ids.push(String(item.status?.id));
+        }
       }
-    }
 
-    const web = await curlUntil('curl / to reach web', '/', (result) => result.status === 200);
-    expect(web.body).toBe('hello from web: GET /');
-    const api = await curlUntil(
-      'curl /api/items to reach api',
-      '/api/items',
-      (result) => result.status === 200,
-    );
-    expect(api.body).toBe('hello from api: GET /api/items');
-    // Exact: only / itself goes to web.
-    expect((await curl('/other')).status).toBe(404);
+      const web = await curlUntil('curl / to reach web', '/', (result) => result.status === 200);
+      expect(web.body).toBe('hello from web: GET /');
+      const api = await curlUntil(
+        'curl /api/items to reach api',
+        '/api/items',
+        (result) => result.status === 200,
+      );
+      expect(api.body).toBe('hello from api: GET /api/items');
+      // Exact: only / itself goes to web.
+      expect((await curl('/other')).status).toBe(404);
 
-    // kubectl get ingress shows where it is served.
-    const address = await eventually('the Ingress status to name its host', async () => {
-      const { stdout } = await kubectl([
-        'get',
-        '-n',
-        namespace,
-        'ingress',
-        INGRESS,
-        '-o',
-        'jsonpath={.status.loadBalancer.ingress[*].hostname}',
-      ]);
-      return stdout.trim() || undefined;
+      // kubectl get ingress shows where it is served.
+      const address = await eventually('the Ingress status to name its host', async () => {
+        const { stdout } = await kubectl([
+          'get',
+          '-n',
+          namespace,
+          'ingress',
+          INGRESS,
+          '-o',
+          'jsonpath={.status.loadBalancer.ingress[*].hostname}',
+        ]);
+        return stdout.trim() || undefined;
+      });
+      expect(address).toBe(HOST);
+
+      // A reconcile of the unchanged Ingress writes nothing (no CR replaced, no status rewritten).
+      await h.settled();
+      const reconciles = await h.metricSum('edgeward_operator_reconcile_total', { kind: 'Ingress' });
+      const writes = await h.operatorWrites();
+      await kubectl(['label', '--overwrite', '-n', namespace, 'ingress', INGRESS, 'poke=1']);
+      await eventually('a reconcile of the Ingress', async () =>
+        (await h.metricSum('edgeward_operator_reconcile_total', { kind: 'Ingress' })) > reconciles
+          ? true
+          : undefined,
+      );
+      await h.settled();
+      expect(await h.operatorWrites()).toBe(writes);
     });
-    expect(address).toBe(HOST);
 
-    // A reconcile of the unchanged Ingress writes nothing (no CR replaced, no status rewritten).
-    await h.settled();
-    const reconciles = await h.metricSum('edgeward_operator_reconcile_total', { kind: 'Ingress' });
-    const writes = await h.operatorWrites();
-    await kubectl(['label', '--overwrite', '-n', namespace, 'ingress', INGRESS, 'poke=1']);
-    await eventually('a reconcile of the Ingress', async () =>
-      (await h.metricSum('edgeward_operator_reconcile_total', { kind: 'Ingress' })) > reconciles
-        ? true
-        : undefined,
-    );
-    await h.settled();
-    expect(await h.operatorWrites()).toBe(writes);
-  });
-
-  it('follows an edit of the Ingress: the path removed is no longer served', async () => {
-    await kubectl(['apply', '-f', '-'], JSON.stringify(ingressObject(false)));
-    await waitOwnedReady({ tunnelcredentials: 1, httpsedges: 1, httpsedgeroutes: 1, tunnels: 1 });
-    const gone = await curlUntil(
-      '/api to be served no more',
-      '/api/items',
-      (result) => result.status === 404,
-    );
-    expect(gone.body).not.toContain('hello from api');
-    expect((await curl('/')).body).toBe('hello from web: GET /');
-  });
-
-  it('deleting the Ingress removes the CRs it owned and their resources on the server', async () => {
-    const owned = await waitOwnedReady({
-      tunnelcredentials: 1,
-      httpsedges: 1,
-      httpsedgeroutes: 1,
-      tunnels: 1,
+    it('follows an edit of the Ingress: the path removed is no longer served', async () => {
+      await kubectl(['apply', '-f', '-'], JSON.stringify(ingressObject(false)));
+      await waitOwnedReady({ tunnelcredentials: 1, httpsedges: 1, httpsedgeroutes: 1, tunnels: 1 });
+      const gone = await curlUntil(
+        '/api to be served no more',
+        '/api/items',
+        (result) => result.status === 404,
+      );
+      expect(gone.body).not.toContain('hello from api');
+      expect((await curl('/')).body).toBe('hello from web: GET /');
     });
-    const edgeId = String(owned.httpsedges?.[0]?.status?.id);
-    const credentialId = String(owned.tunnelcredentials?.[0]?.status?.id);
-    expect(ids).toContain(edgeId);
 
-    await kubectl(['delete', '-n', namespace, 'ingress', INGRESS, '--wait=false']);
-    for (const plural of OWNED) {
-      for (const item of owned[plural] ?? []) await waitGone(plural, item.metadata.name);
-      expect(await ownedOf(plural)).toEqual([]);
-    }
-    expect((await h.t.api('GET', `/edges/https/${edgeId}`)).status).toBe(404);
-    expect((await h.t.api('GET', `/credentials/${credentialId}`)).status).toBe(404);
-    const after = await curlUntil(
-      'the edge to stop serving the host',
-      '/',
-      (result) => result.status !== 200,
-    );
-    expect(after.body).not.toContain('hello from web');
-    expect(await getCr('httpsedges', owned.httpsedges?.[0]?.metadata.name ?? '')).toBeUndefined();
-  });
-});
+    it('deleting the Ingress removes the CRs it owned and their resources on the server', async () => {
+      const owned = await waitOwnedReady({
+        tunnelcredentials: 1,
+        httpsedges: 1,
+        httpsedgeroutes: 1,
+        tunnels: 1,
+      });
+      const edgeId = String(owned.httpsedges?.[0]?.status?.id);
+      const credentialId = String(owned.tunnelcredentials?.[0]?.status?.id);
+      expect(ids).toContain(edgeId);
+
+      await kubectl(['delete', '-n', namespace, 'ingress', INGRESS, '--wait=false']);
+      for (const plural of OWNED) {
+        for (const item of owned[plural] ?? []) await waitGone(plural, item.metadata.name);
+        expect(await ownedOf(plural)).toEqual([]);
+      }
+      expect((await h.t.api('GET', `/edges/https/${edgeId}`)).status).toBe(404);
+      expect((await h.t.api('GET', `/credentials/${credentialId}`)).status).toBe(404);
+      const after = await curlUntil(
+        'the edge to stop serving the host',
+        '/',
+        (result) => result.status !== 200,
+      );
+      expect(after.body).not.toContain('hello from web');
+      expect(await getCr('httpsedges', owned.httpsedges?.[0]?.metadata.name ?? '')).toBeUndefined();
+    });
+  },
+);

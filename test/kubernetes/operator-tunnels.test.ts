@@ -7,10 +7,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endpointSliceManifest, nonLoopbackAddress, serviceManifest } from '../support/cluster-services.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  endpointAddress,
+  endpointSkipReason,
+  endpointSliceManifest,
+  serviceManifest,
+} from '../support/cluster-services.js';
 import { startTestEdge, type TestEdge } from '../support/edge.js';
 import { condition, OperatorHarness, type Secret, secretValue } from '../support/operator-harness.js';
+import { describeUnless } from '../support/skip-reason.js';
 
 /**
  * Tunnel end to end: a real server, an in-process edge fed by it, and `edgeward operator` (a
@@ -21,8 +27,9 @@ import { condition, OperatorHarness, type Secret, secretValue } from '../support
  *
  * The test control plane is a kube-apiserver and etcd only: no kube-proxy, no pods, no DNS, no
  * EndpointSlice controller. So the Service's EndpointSlice is written by the test, pointing at an
- * HTTP server of this process, and on this machine's own non-loopback address: the apiserver
- * refuses loopback endpoint addresses (127.0.0.0/8, ::1).
+ * HTTP server of this process on the run's endpoint address (a veth pair of the global setup,
+ * cluster-services.ts): the apiserver refuses loopback endpoint addresses (127.0.0.0/8, ::1), and
+ * test traffic stays off this machine's own interfaces. Without root to make it, skipped.
  */
 
 const run = promisify(execFile);
@@ -78,7 +85,7 @@ const sessionIds = async (): Promise<string[]> => {
 };
 
 beforeAll(async () => {
-  hostAddress = nonLoopbackAddress();
+  hostAddress = endpointAddress();
   scratch = mkdtempSync(join(tmpdir(), 'edgeward-tunnels-'));
   await h.start({
     operatorArgs: async (server) => {
@@ -97,7 +104,7 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-describe('Tunnel: the operator carries a tunnel group to a Service', () => {
+describeUnless(endpointSkipReason(), 'Tunnel: the operator carries a tunnel group to a Service', () => {
   const labels = { app: 'web', run: suffix };
   let edgePort = 0;
   let sessionId = '';

@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync 
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { processAlive } from '../../src/lib/process-alive.js';
 import { betterSqlitePrebuild } from '../support/better-sqlite-prebuild.js';
 import { waitFor } from '../support/eventually.js';
@@ -16,6 +16,13 @@ import { waitFor } from '../support/eventually.js';
  * tests) is what CI runs on a clean clone; here it is only checked to be the README's.
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/**
+ * Where this run could make its endpoint network (root, `ip`), the demo's Service endpoint is a
+ * veth pair of the demo's own too (src/lib/endpoint-network.ts), removed when it stops.
+ */
+const VETH = !inject('endpointSkipReason');
+const ENDPOINT_LINK =
+  /\n {2}endpoint address {3}198\.1[89]\.\d+\.\d+: veth (ewep\w+), its peer in network namespace (ewep-[\w-]+)\n/;
 
 /** The two commands of the README's quick start, comments dropped. */
 function quickStartCommands(): string[] {
@@ -92,6 +99,7 @@ function expectTheDemoWorked(output: string): void {
     /GET https:\/\/demo\.localhost:\d+\/through\/https\n {2}→ HTTP 200, x-served-by: edgeward: hello from your local service \(it saw GET \/through\/https, x-demo: added by the edge\)/,
   );
   expect(output).toContain('CRDs               18 kinds of edgeward.dev installed');
+  if (VETH) expect(output).toMatch(ENDPOINT_LINK);
   for (const [kind, name, prefix, reason] of [
     ['TunnelCredential', 'web-https-agent', 'cr', 'Created'],
     ['IPPolicy', 'web-clients', 'ipp', 'Created'],
@@ -137,6 +145,7 @@ describe('the quick start, from a clean copy', () => {
     expect(output).toContain('Try it yourself:');
     expect(output).toMatch(/kubectl get edgeward -n demo/);
     const operatorPid = Number(/edgeward operator {2}pid (\d+)/.exec(output)?.[1]);
+    const [, link, netns] = ENDPOINT_LINK.exec(output) ?? [];
     expect(processAlive(operatorPid)).toBe(true);
 
     // Ctrl-C: the terminal signals the whole foreground process group.
@@ -158,6 +167,7 @@ describe('the quick start, from a clean copy', () => {
     for (const part of [
       'the operator',
       'the Kubernetes control plane',
+      ...(VETH ? ['the endpoint network'] : []),
       'the edge and the agent',
       'the server',
     ]) {
@@ -165,6 +175,10 @@ describe('the quick start, from a clean copy', () => {
     }
     expect(stopping).toContain('Stopped.');
     expect(processAlive(operatorPid)).toBe(false);
+    if (link && netns) {
+      expect(execFileSync('ip', ['-br', 'link'], { encoding: 'utf8' })).not.toContain(link);
+      expect(execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' })).not.toContain(netns);
+    }
     expect(existsSync(join(copy, '.edgeward-demo/cluster'))).toBe(false);
     expect(existsSync(join(copy, '.edgeward-demo/demo.pid'))).toBe(false);
     process.stdout.write(

@@ -1,17 +1,29 @@
-import { networkInterfaces } from 'node:os';
+import { inject } from 'vitest';
 
 /**
  * The test control plane has no kube-proxy, pods or EndpointSlice controller: a Service's "pod" is
- * a server of the test process, and the test writes the EndpointSlice the controller would.
+ * a server of the test process, and the test writes the EndpointSlice the controller would. Those
+ * servers listen on the run's endpoint address: the root end of a veth pair the kubernetes global
+ * setup made (src/lib/endpoint-network.ts), since EndpointSlices refuse loopback addresses and
+ * test traffic stays off this machine's own interfaces.
  */
 
-/** The first non-internal IPv4 address of this machine (EndpointSlices refuse loopback). */
-export function nonLoopbackAddress(): string {
-  for (const addresses of Object.values(networkInterfaces())) {
-    for (const address of addresses ?? [])
-      if (address.family === 'IPv4' && !address.internal) return address.address;
-  }
-  throw new Error('this test needs a non-loopback IPv4 address: EndpointSlices refuse loopback ones');
+/**
+ * Why this run has no endpoint address (no root, no `ip`, or making the veth pair failed), for
+ * `describeUnless`; undefined when it has one. On CI that is a failure, not a skip: throws there.
+ */
+export function endpointSkipReason(): string | undefined {
+  const reason = inject('endpointSkipReason') || undefined;
+  if (reason !== undefined && process.env.CI)
+    throw new Error(`this suite cannot run on CI without its endpoint address: ${reason}`);
+  return reason;
+}
+
+/** The run's endpoint address: local servers bind to it, EndpointSlices name it. */
+export function endpointAddress(): string {
+  const address = inject('endpointAddress');
+  if (!address) throw new Error(`this run has no endpoint address: ${inject('endpointSkipReason')}`);
+  return address;
 }
 
 /** A Service with one port `http` (80), as manifests write it. */
