@@ -1,13 +1,11 @@
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { issueCertificate } from '../crypto/x509.js';
-import { processAlive } from '../lib/process-alive.js';
 import { freePort } from './free-port.js';
 import { kubeconfig } from './kubeconfig.js';
 import { createPki, loadCa } from './pki.js';
+import { startDetached, stopOwned, waitFor } from './processes.js';
 import { ensureTools, type Log } from './tools.js';
 
 export interface ControlPlane {
@@ -16,52 +14,39 @@ export interface ControlPlane {
   server: string;
   kubeconfigPath: string;
   pids: { etcd: number; apiserver: number };
+  /** Set up to serve a node (`up --node`). */
+  forNode?: boolean;
 }
+
+export interface ControlPlaneOptions {
+  /**
+   * The one address kube-apiserver listens on and advertises: loopback by default, a node's
+   * bridge address so its pods reach it too (the `kubernetes` Service's endpoint).
+   */
+  address?: string;
+  /**
+   * Serve a node: the Node authorizer and NodeRestriction for its kubelet, service-account tokens
+   * in pods, a client certificate for kubelets' logs and exec, reached by the node's InternalIP.
+   */
+  forNode?: boolean;
+}
+
+/** The `kubernetes` Service's ClusterIP: the first address of the service range. */
+export const SERVICE_CIDR = '10.0.0.0/24';
+export const KUBERNETES_SERVICE_IP = '10.0.0.1';
 
 const STATE_FILE = 'control-plane.json';
-
-/** Starts a process that outlives this one (so `up` can return), its output in a log file. */
-function startDetached(binary: string, args: string[], logFile: string): number {
-  const out = openSync(logFile, 'a');
-  const child = spawn(binary, args, { detached: true, stdio: ['ignore', out, out] });
-  child.unref();
-  if (child.pid === undefined) throw new Error(`could not start ${binary}`);
-  return child.pid;
-}
-
-async function waitFor(
-  what: string,
-  timeoutMs: number,
-  logFile: string,
-  pid: number,
-  check: () => Promise<boolean>,
-) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (!processAlive(pid)) {
-      throw new Error(`${what} exited during start-up; last lines of ${logFile}:\n${tail(logFile)}`);
-    }
-    try {
-      if (await check()) return;
-    } catch {
-      // Not listening yet.
-    }
-    await sleep(250);
-  }
-  throw new Error(
-    `${what} was not ready within ${timeoutMs / 1000} s; last lines of ${logFile}:\n${tail(logFile)}`,
-  );
-}
-
-function tail(file: string): string {
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').slice(-25).join('\n') : '(no log)';
-}
 
 /**
  * Starts etcd and kube-apiserver on free loopback ports with envtest-like flags, waits for
  * /readyz and the `default` namespace, writes DIR/kubeconfig, and returns with both running.
  */
-export async function controlPlaneUp(dirArg: string, log: Log = () => {}): Promise<ControlPlane> {
+export async function controlPlaneUp(
+  dirArg: string,
+  log: Log = () => {},
+  options: ControlPlaneOptions = {},
+): Promise<ControlPlane> {
+  const address = options.address ?? '127.0.0.1';
   const dir = resolve(dirArg);
   if (existsSync(join(dir, STATE_FILE))) {
     throw new Error(
@@ -70,7 +55,10 @@ export async function controlPlaneUp(dirArg: string, log: Log = () => {}): Promi
   }
   const tools = await ensureTools(['etcd', 'kube-apiserver'], log);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const pki = await createPki(dir);
+  const pki = await createPki(dir, {
+    servingIps: options.forNode ? [address, KUBERNETES_SERVICE_IP] : [address],
+    kubeletClient: options.forNode,
+  });
   const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
 
   const etcdLog = join(dir, 'etcd.log');
@@ -92,9 +80,10 @@ export async function controlPlaneUp(dirArg: string, log: Log = () => {}): Promi
   );
   const state: ControlPlane = {
     dir,
-    server: `https://127.0.0.1:${apiPort}`,
+    server: `https://${address}:${apiPort}`,
     kubeconfigPath: join(dir, 'kubeconfig'),
     pids: { etcd, apiserver: 0 },
+    forNode: options.forNode,
   };
   writeFileSync(join(dir, STATE_FILE), JSON.stringify(state, null, 2));
   try {
@@ -109,8 +98,8 @@ export async function controlPlaneUp(dirArg: string, log: Log = () => {}): Promi
       [
         `--etcd-servers=${etcdUrl}`,
         `--secure-port=${apiPort}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
+        `--bind-address=${address}`,
+        `--advertise-address=${address}`,
         `--cert-dir=${join(dir, 'apiserver-certs')}`,
         `--tls-cert-file=${pki.servingCertFile}`,
         `--tls-private-key-file=${pki.servingKeyFile}`,
@@ -118,11 +107,22 @@ export async function controlPlaneUp(dirArg: string, log: Log = () => {}): Promi
         `--service-account-key-file=${pki.serviceAccountPublicFile}`,
         `--service-account-signing-key-file=${pki.serviceAccountKeyFile}`,
         '--service-account-issuer=https://kubernetes.default.svc',
-        '--authorization-mode=RBAC',
-        '--service-cluster-ip-range=10.0.0.0/24',
+        `--service-cluster-ip-range=${SERVICE_CIDR}`,
         '--allow-privileged=true',
-        // As envtest: no controller-manager mints service-account tokens, so do not require them.
-        '--disable-admission-plugins=ServiceAccount',
+        ...(options.forNode && pki.kubeletClient
+          ? [
+              '--authorization-mode=Node,RBAC',
+              '--enable-admission-plugins=NodeRestriction',
+              `--kubelet-client-certificate=${pki.kubeletClient.certFile}`,
+              `--kubelet-client-key=${pki.kubeletClient.keyFile}`,
+              // The node's name is no DNS name here: reach its kubelet by address.
+              '--kubelet-preferred-address-types=InternalIP',
+            ]
+          : [
+              '--authorization-mode=RBAC',
+              // As envtest: no controller-manager mints service-account tokens, so do not require them.
+              '--disable-admission-plugins=ServiceAccount',
+            ]),
         '--v=1',
       ],
       apiLog,
@@ -162,31 +162,13 @@ export function readControlPlane(dirArg: string): ControlPlane | undefined {
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as ControlPlane) : undefined;
 }
 
-/** A pid is only ours if its command line still names our folder: pids are reused. */
-function ownedBy(pid: number, dir: string): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir);
-  } catch {
-    // No /proc (macOS): trust the recorded pid if the process is alive.
-    return processAlive(pid);
-  }
-}
-
-async function stop(pid: number, dir: string): Promise<void> {
-  if (!pid || !processAlive(pid) || !ownedBy(pid, dir)) return;
-  process.kill(pid, 'SIGTERM');
-  for (let waited = 0; waited < 10_000 && processAlive(pid); waited += 100) await sleep(100);
-  if (processAlive(pid)) process.kill(pid, 'SIGKILL');
-  for (let waited = 0; waited < 5_000 && processAlive(pid); waited += 100) await sleep(100);
-}
-
 /** Stops exactly the processes started for DIR (apiserver, then etcd) and removes the folder. */
 export async function controlPlaneDown(dirArg: string): Promise<void> {
   const dir = resolve(dirArg);
   const state = readControlPlane(dir);
   if (state) {
-    await stop(state.pids.apiserver, dir);
-    await stop(state.pids.etcd, dir);
+    await stopOwned(state.pids.apiserver, dir);
+    await stopOwned(state.pids.etcd, dir);
   }
   rmSync(dir, { recursive: true, force: true });
 }

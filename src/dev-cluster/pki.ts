@@ -13,6 +13,15 @@ export interface ClusterPki {
   /** Its public half (as a certificate), which verifies them. */
   serviceAccountPublicFile: string;
   admin: GeneratedCertificate;
+  /** The apiserver's client certificate for kubelets (logs, exec), when made for a node. */
+  kubeletClient?: { certFile: string; keyFile: string };
+}
+
+export interface PkiOptions {
+  /** More addresses the serving certificate names: a node's bridge address, the `kubernetes` ClusterIP. */
+  servingIps?: string[];
+  /** Also a client certificate the apiserver presents to kubelets. */
+  kubeletClient?: boolean;
 }
 
 const VALID_DAYS = 365;
@@ -27,7 +36,7 @@ function write(path: string, text: string, mode = 0o600): string {
  * 127.0.0.1/localhost, a service-account signing key, and an admin client certificate in
  * `system:masters`. Made once per cluster folder.
  */
-export async function createPki(clusterDir: string): Promise<ClusterPki> {
+export async function createPki(clusterDir: string, options: PkiOptions = {}): Promise<ClusterPki> {
   const dir = join(clusterDir, 'pki');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const ca = await issueCertificate({
@@ -40,7 +49,7 @@ export async function createPki(clusterDir: string): Promise<ClusterPki> {
     validDays: VALID_DAYS,
     usages: ['server'],
     dnsNames: ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
-    ips: ['127.0.0.1'],
+    ips: ['127.0.0.1', ...(options.servingIps ?? [])],
     issuer: ca,
   });
   // A service-account signing key is any key pair; a CA-less certificate key serves.
@@ -53,6 +62,20 @@ export async function createPki(clusterDir: string): Promise<ClusterPki> {
     issuer: ca,
   });
   write(join(dir, 'ca.key'), ca.privateKeyPem);
+  let kubeletClient: ClusterPki['kubeletClient'];
+  if (options.kubeletClient) {
+    const client = await issueCertificate({
+      commonName: 'kube-apiserver-kubelet-client',
+      organizations: ['system:masters'],
+      validDays: VALID_DAYS,
+      usages: ['client'],
+      issuer: ca,
+    });
+    kubeletClient = {
+      certFile: write(join(dir, 'apiserver-kubelet-client.crt'), client.certificatePem, 0o644),
+      keyFile: write(join(dir, 'apiserver-kubelet-client.key'), client.privateKeyPem),
+    };
+  }
   write(join(dir, 'admin.crt'), admin.certificatePem);
   write(join(dir, 'admin.key'), admin.privateKeyPem);
   return {
@@ -64,6 +87,7 @@ export async function createPki(clusterDir: string): Promise<ClusterPki> {
     serviceAccountKeyFile: write(join(dir, 'service-account.key'), serviceAccount.privateKeyPem),
     serviceAccountPublicFile: write(join(dir, 'service-account.crt'), serviceAccount.certificatePem, 0o644),
     admin,
+    kubeletClient,
   };
 }
 

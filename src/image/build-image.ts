@@ -14,6 +14,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { packOciArchive } from '../lib/oci-archive.js';
 import { packageVersion } from '../lib/package-version.js';
 import { readRuntimeStage } from './dockerfile.js';
 
@@ -169,55 +170,22 @@ export function buildImage(outArg: string, log: (line: string) => void = () => {
   run('chown', ['1000:1000', join(rootfs, 'home/node')]);
 
   log('umoci: an OCI image layout');
-  const layout = join(out, 'oci');
-  const image = `${layout}:${IMAGE_TAG}`;
-  run('umoci', ['init', '--layout', layout]);
-  run('umoci', ['new', '--image', image]);
-  const bundle = join(out, 'bundle');
-  run('umoci', ['unpack', '--image', image, bundle]);
-  rmSync(join(bundle, 'rootfs'), { recursive: true, force: true });
-  run('mv', [rootfs, join(bundle, 'rootfs')]);
-  run('umoci', ['repack', '--image', image, bundle]);
-  const config = [
-    ...stage.entrypoint.flatMap((arg) => ['--config.entrypoint', arg]),
-    ...stage.cmd.flatMap((arg) => ['--config.cmd', arg]),
-    ...Object.entries(stage.env).flatMap(([name, value]) => ['--config.env', `${name}=${value}`]),
-    ...stage.exposedPorts.flatMap((port) => [
-      '--config.exposedports',
-      port.includes('/') ? port : `${port}/tcp`,
-    ]),
-    ...stage.volumes.flatMap((volume) => ['--config.volume', volume]),
-    '--config.user',
-    '1000:1000',
-    '--config.workingdir',
-    stage.workdir,
-    '--config.env',
-    'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-  ];
-  run('umoci', ['config', '--image', image, ...config]);
-  run('umoci', ['gc', '--layout', layout]);
-  rmSync(bundle, { recursive: true, force: true });
-  nameForContainerd(layout);
-  const archive = join(out, `edgeward-${IMAGE_TAG}.oci.tar`);
-  run('tar', ['-C', layout, '-cf', archive, '.']);
+  const { layout, archive } = packOciArchive({
+    rootfs,
+    name: `${IMAGE_NAME}:${IMAGE_TAG}`,
+    archive: join(out, `edgeward-${IMAGE_TAG}.oci.tar`),
+    layout: join(out, 'oci'),
+    config: {
+      entrypoint: stage.entrypoint,
+      cmd: stage.cmd,
+      env: { ...stage.env, PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' },
+      exposedPorts: stage.exposedPorts,
+      volumes: stage.volumes,
+      user: '1000:1000',
+      workdir: stage.workdir,
+    },
+  });
   return { layout, archive, nodeVersion };
-}
-
-/**
- * containerd names an image it imports from an OCI archive by the index's
- * `io.containerd.image.name` annotation; umoci sets only the tag (`org.opencontainers.image.ref.name`).
- */
-function nameForContainerd(layout: string): void {
-  const indexFile = join(layout, 'index.json');
-  const index = JSON.parse(readFileSync(indexFile, 'utf8')) as {
-    manifests: Array<{ annotations?: Record<string, string> }>;
-  };
-  const tagged = index.manifests.find(
-    (manifest) => manifest.annotations?.['org.opencontainers.image.ref.name'] === IMAGE_TAG,
-  );
-  if (!tagged) throw new Error(`${indexFile} has no manifest tagged ${IMAGE_TAG}`);
-  tagged.annotations = { ...tagged.annotations, 'io.containerd.image.name': `${IMAGE_NAME}:${IMAGE_TAG}` };
-  writeFileSync(indexFile, JSON.stringify(index));
 }
 
 const isMain = process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
