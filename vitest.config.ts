@@ -121,6 +121,21 @@ export default defineConfig({
         },
       },
       {
+        // Group 1: a node that runs pods (kubelet, containerd, runc, kube-proxy, CoreDNS) and the
+        // chart's pods on it, from the image the image suite proved in group 0 (its build cache
+        // warm by then). Root only; one node per host, so one file.
+        extends: true,
+        test: {
+          name: 'node',
+          include: ['test/node/**/*.test.ts'],
+          // Starts the node tools' first build (about 20 min) at once, beside the first group.
+          globalSetup: ['test/support/node-global-setup.ts'],
+          hookTimeout: 2_400_000,
+          testTimeout: 300_000,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
         // Group 1: schemathesis on SQLite (every phase) and on PostgreSQL (a smaller run).
         extends: true,
         test: { name: 'fuzz', include: FUZZ, sequence: { groupOrder: 1 } },

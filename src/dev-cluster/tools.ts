@@ -3,6 +3,7 @@ import {
   copyFileSync,
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -11,11 +12,16 @@ import {
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packOciArchive } from '../lib/oci-archive.js';
+import { processAlive } from '../lib/process-alive.js';
 import { kubernetesWrapperGoMod, wrapperKubernetesVersion } from './kubernetes-wrapper.js';
 import { withFileLock } from './lock.js';
 import { ALL_TOOLS, TOOL_VERSIONS, type ToolName } from './tool-versions.js';
 
 export type ToolPaths = Record<ToolName, string>;
+
+/** The name containerd knows the pause image by (the node's `sandbox_image`). */
+export const PAUSE_IMAGE = `localhost/edgeward/pause:${TOOL_VERSIONS.kubernetes}`;
 export type Log = (line: string) => void;
 
 const WRAPPERS = fileURLToPath(new URL('../../src/dev-cluster/go-modules/', import.meta.url));
@@ -49,6 +55,25 @@ const groups: ToolGroup[] = [
   },
   { folder: `helm-${TOOL_VERSIONS.helm}`, tools: ['helm'], build: buildHelm },
   {
+    folder: `kubernetes-node-${TOOL_VERSIONS.kubernetes}`,
+    tools: ['kubelet', 'kube-proxy', 'kube-scheduler', 'kube-controller-manager'],
+    build: (outDir, log) =>
+      buildKubernetesCommands(
+        'kubernetes-node',
+        ['kubelet', 'kube-proxy', 'kube-scheduler', 'kube-controller-manager'],
+        outDir,
+        log,
+        '(first build: about 8 min)',
+      ),
+  },
+  {
+    folder: `containerd-${TOOL_VERSIONS.containerd}`,
+    tools: ['containerd', 'containerd-shim-runc-v2', 'ctr'],
+    build: buildContainerd,
+  },
+  { folder: `coredns-${TOOL_VERSIONS.coredns}`, tools: ['coredns'], build: buildCoreDns },
+  { folder: `pause-${TOOL_VERSIONS.kubernetes}`, tools: ['pause.oci.tar'], build: buildPauseImage },
+  {
     folder: `argocd-lua-${TOOL_VERSIONS.gopherLua}`,
     tools: ['argocd-lua'],
     build: (outDir, log) =>
@@ -66,6 +91,13 @@ function groupOf(tool: ToolName): ToolGroup {
   const group = groups.find((g) => g.tools.includes(tool));
   if (!group) throw new Error(`no build recipe for ${tool}`);
   return group;
+}
+
+/** Which of these tools the cache lacks (none when EDGEWARD_TOOLS_DIR provides them). */
+export function missingTools(only: readonly ToolName[]): ToolName[] {
+  if (process.env.EDGEWARD_TOOLS_DIR) return [];
+  const cache = toolsCacheDir();
+  return only.filter((tool) => !existsSync(join(cache, groupOf(tool).folder, tool)));
 }
 
 /**
@@ -95,6 +127,11 @@ export async function ensureTools(
       await withFileLock(join(cache, `${group.folder}.lock`), log, async () => {
         // Another process may have finished the build while this one waited for the lock.
         if (group.tools.every((tool) => existsSync(join(dir, tool)))) return;
+        // Half-built folders of builds that were killed (their pid is gone) are of no use.
+        for (const entry of readdirSync(cache)) {
+          const owner = entry.startsWith(`${group.folder}.partial-`) ? Number(entry.split('-').pop()) : 0;
+          if (owner && !processAlive(owner)) rmSync(join(cache, entry), { recursive: true, force: true });
+        }
         const partial = `${dir}.partial-${process.pid}`;
         rmSync(partial, { recursive: true, force: true });
         mkdirSync(partial, { recursive: true });
@@ -175,7 +212,27 @@ function buildDir(name: string, files: string[]): string {
   return dir;
 }
 
-async function buildKubernetes(outDir: string, log: Log): Promise<void> {
+/** The release's version stamps, so each binary reports its real version. */
+function kubernetesStamp(): string {
+  const version = TOOL_VERSIONS.kubernetes;
+  const [major, minor] = version.slice(1).split('.');
+  return [
+    `-X k8s.io/component-base/version.gitVersion=${version}`,
+    `-X k8s.io/component-base/version.gitMajor=${major}`,
+    `-X k8s.io/component-base/version.gitMinor=${minor}`,
+    '-X k8s.io/component-base/version.gitTreeState=clean',
+    `-X k8s.io/client-go/pkg/version.gitVersion=${version}`,
+  ].join(' ');
+}
+
+/** Builds commands of k8s.io/kubernetes/cmd from the wrapper module (its replace directives). */
+async function buildKubernetesCommands(
+  folder: string,
+  commands: string[],
+  outDir: string,
+  log: Log,
+  note: string,
+): Promise<void> {
   const wrapperVersion = wrapperKubernetesVersion(readFileSync(KUBERNETES_WRAPPER, 'utf8'));
   if (wrapperVersion !== TOOL_VERSIONS.kubernetes) {
     throw new Error(
@@ -183,30 +240,101 @@ async function buildKubernetes(outDir: string, log: Log): Promise<void> {
     );
   }
   const version = TOOL_VERSIONS.kubernetes;
-  const [major, minor] = version.slice(1).split('.');
-  const stamp = [
-    `-X k8s.io/component-base/version.gitVersion=${version}`,
-    `-X k8s.io/component-base/version.gitMajor=${major}`,
-    `-X k8s.io/component-base/version.gitMinor=${minor}`,
-    '-X k8s.io/component-base/version.gitTreeState=clean',
-    `-X k8s.io/client-go/pkg/version.gitVersion=${version}`,
-  ].join(' ');
-  const dir = buildDir(`kubernetes-${version}`, ['kubernetes/go.mod']);
+  // A scratch folder per group: two groups may build at once (each under its own lock).
+  const dir = buildDir(`${folder}-${version}`, ['kubernetes/go.mod']);
   await go(
     [
       'build',
       '-trimpath',
       '-ldflags',
-      `-s -w ${stamp}`,
+      `-s -w ${kubernetesStamp()}`,
       '-o',
       `${outDir}/`,
-      'k8s.io/kubernetes/cmd/kube-apiserver',
-      'k8s.io/kubernetes/cmd/kubectl',
+      ...commands.map((command) => `k8s.io/kubernetes/cmd/${command}`),
     ],
     dir,
     log,
-    `kube-apiserver and kubectl ${version} (first build: 10-20 min)`,
+    `${commands.join(', ')} ${version} ${note}`,
   );
+}
+
+function buildKubernetes(outDir: string, log: Log): Promise<void> {
+  return buildKubernetesCommands(
+    'kubernetes',
+    ['kube-apiserver', 'kubectl'],
+    outDir,
+    log,
+    '(first build: 10-20 min)',
+  );
+}
+
+async function buildContainerd(outDir: string, log: Log): Promise<void> {
+  const version = TOOL_VERSIONS.containerd;
+  const module = 'github.com/containerd/containerd/v2';
+  const stamp = `-X ${module}/version.Version=${version} -X ${module}/version.Package=${module}`;
+  await go(
+    [
+      'install',
+      '-trimpath',
+      '-ldflags',
+      `-s -w ${stamp}`,
+      ...['containerd', 'containerd-shim-runc-v2', 'ctr'].map(
+        (command) => `${module}/cmd/${command}@${version}`,
+      ),
+    ],
+    toolsCacheDir(),
+    log,
+    `containerd ${version} (first build: about 5 min)`,
+    { GOBIN: outDir },
+  );
+}
+
+async function buildCoreDns(outDir: string, log: Log): Promise<void> {
+  const pkg = `github.com/coredns/coredns@${TOOL_VERSIONS.coredns}`;
+  await go(['install', '-trimpath', '-ldflags', '-s -w', pkg], toolsCacheDir(), log, pkg, { GOBIN: outDir });
+}
+
+/**
+ * The pod sandbox image: `build/pause/linux/pause.c` of the Kubernetes release, compiled static
+ * (gcc) and packed as a one-file OCI archive named for containerd.
+ */
+async function buildPauseImage(outDir: string, log: Log): Promise<void> {
+  const version = TOOL_VERSIONS.kubernetes;
+  const probe = spawnSync('go', ['mod', 'download', '-json', `k8s.io/kubernetes@${version}`], {
+    encoding: 'utf8',
+    env: goEnv(),
+    cwd: toolsCacheDir(),
+  });
+  if (probe.status !== 0)
+    throw new Error(`go mod download k8s.io/kubernetes@${version} failed:\n${probe.stderr}`);
+  const { Dir: source } = JSON.parse(probe.stdout) as { Dir: string };
+  const rootfs = join(outDir, 'rootfs');
+  mkdirSync(rootfs, { recursive: true });
+  log(`pause ${version}: gcc -static build/pause/linux/pause.c`);
+  const gcc = spawnSync(
+    'gcc',
+    [
+      '-Os',
+      '-static',
+      '-Wall',
+      `-DVERSION=${version}`,
+      '-o',
+      join(rootfs, 'pause'),
+      join(source, 'build/pause/linux/pause.c'),
+    ],
+    { encoding: 'utf8' },
+  );
+  if (gcc.error || gcc.status !== 0)
+    throw new Error(
+      `compiling the pause image needs gcc and libc's static library (build-essential):\n${gcc.stderr ?? gcc.error}`,
+    );
+  packOciArchive({
+    rootfs,
+    archive: join(outDir, 'pause.oci.tar'),
+    name: PAUSE_IMAGE,
+    config: { entrypoint: ['/pause'], user: '65535:65535' },
+  });
+  rmSync(rootfs, { recursive: true, force: true });
 }
 
 /** Builds the one binary of a wrapper module in go-modules/ (its go.mod and main.go). */

@@ -1,0 +1,501 @@
+import { execFile } from 'node:child_process';
+import { chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { issueCertificate } from '../../src/crypto/x509.js';
+import {
+  clearLeftovers,
+  clusterDown,
+  importImages,
+  type NodeCluster,
+  nodeClusterUp,
+  nodeCtr,
+  nodeUnavailableReason,
+} from '../../src/dev-cluster/node/node.js';
+import { ensureTools } from '../../src/dev-cluster/tools.js';
+import { buildImage, IMAGE_NAME, IMAGE_TAG } from '../../src/image/build-image.js';
+import { buildEchoImage, ECHO_IMAGE, ECHO_PATH, ECHO_PORT } from '../support/echo-image.js';
+import { waitFor } from '../support/eventually.js';
+import { type HostSnapshot, hostSnapshot } from '../support/host-snapshot.js';
+import { tool } from '../support/kubectl.js';
+import { describeUnless } from '../support/skip-reason.js';
+
+/**
+ * The chart and the image as users run them, on a real node: `dev-cluster up --node` (kubelet,
+ * containerd and runc, kube-proxy, CoreDNS, the scheduler and the controller-manager), the image
+ * `npm run image` builds imported into its containerd, `helm install` with hooks and probes. Then
+ * traffic from the host through the edge pod to workload pods, the operator's container killed and
+ * restarted by the kubelet, and the host put back as it was, also after a crash.
+ */
+
+const run = promisify(execFile);
+const CHART = fileURLToPath(new URL('../../charts/edgeward', import.meta.url));
+const RELEASE = 'ew';
+const SYSTEM_NS = 'edgeward-system';
+const WORK_NS = 'workload';
+const PREFIX = `${RELEASE}-edgeward`;
+
+const why = nodeUnavailableReason();
+if (why && process.env.CI) throw new Error(`the node suite cannot run on CI: ${why}`);
+
+const log = (line: string) => console.log(`[node] ${line}`);
+let scratch = '';
+let cluster: NodeCluster | undefined;
+let kubectlBinary = '';
+let helmBinary = '';
+let hostBefore: HostSnapshot;
+
+const kubectl = async (args: string[], input?: string) =>
+  (await tool(kubectlBinary, (cluster as NodeCluster).kubeconfigPath, args, input)).stdout;
+const helm = async (args: string[]) =>
+  (await tool(helmBinary, (cluster as NodeCluster).kubeconfigPath, args)).stdout;
+const getJson = async <T>(args: string[]): Promise<T> =>
+  JSON.parse(await kubectl([...args, '-o', 'json'])) as T;
+const apply = (objects: object[]) =>
+  kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
+
+interface Pod {
+  metadata: { name: string; uid: string };
+  status: {
+    podIP?: string;
+    phase?: string;
+    conditions?: Array<{ type: string; status: string }>;
+    containerStatuses?: Array<{ name: string; ready: boolean; restartCount: number; containerID?: string }>;
+  };
+}
+
+const podsOf = async (namespace: string, selector: string) =>
+  (await getJson<{ items: Pod[] }>(['get', 'pods', '-n', namespace, '-l', selector])).items;
+const ready = (pod: Pod) =>
+  pod.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+const component = (name: string) =>
+  `app.kubernetes.io/instance=${RELEASE},app.kubernetes.io/component=${name}`;
+
+async function onePodReady(namespace: string, selector: string, timeoutMs = 120_000): Promise<Pod> {
+  return await waitFor(
+    async () => {
+      const pods = await podsOf(namespace, selector);
+      return pods.length === 1 && ready(pods[0] as Pod) ? (pods[0] as Pod) : undefined;
+    },
+    { what: `one Ready pod of ${selector}`, timeoutMs, intervalMs: 500 },
+  );
+}
+
+/** The server's API from the host, through its Service's ClusterIP (kube-proxy), with the admin key. */
+async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const service = await getJson<{ spec: { clusterIP: string } }>([
+    'get',
+    'service',
+    '-n',
+    SYSTEM_NS,
+    `${PREFIX}-server`,
+  ]);
+  const secret = await getJson<{ data: Record<string, string> }>([
+    'get',
+    'secret',
+    '-n',
+    SYSTEM_NS,
+    `${PREFIX}-server-admin-key`,
+  ]);
+  const key = Buffer.from(secret.data['admin-api-key'] ?? '', 'base64').toString();
+  const response = await fetch(`http://${service.spec.clusterIP}:4040${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'svc-version': '2' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+/** The host pids of a container (its cgroup names the container id). */
+function containerProcesses(containerId: string): number[] {
+  const id = containerId.replace(/^containerd:\/\//, '');
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cgroup`, 'utf8').includes(id);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+describeUnless(why, 'a node that runs pods', () => {
+  beforeAll(async () => {
+    hostBefore = hostSnapshot();
+    scratch = mkdtempSync(join(tmpdir(), 'edgeward-node-'));
+    const tools = await ensureTools(['kubectl', 'helm'], log);
+    kubectlBinary = tools.kubectl;
+    helmBinary = tools.helm;
+    const image = buildImage(join(scratch, 'image'), log);
+    const echo = buildEchoImage(scratch);
+    cluster = await nodeClusterUp(join(scratch, 'cluster'), log);
+    const imported = importImages(cluster.dir, [image.archive, echo], await nodeCtr());
+    expect(imported.sort()).toEqual([`${IMAGE_NAME}:${IMAGE_TAG}`, ECHO_IMAGE].sort());
+  }, 1_200_000);
+
+  afterAll(async () => {
+    if (cluster) await clusterDown(cluster.dir, log);
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  }, 120_000);
+
+  it('installs the chart as users do: hooks, probes, uid 1000, read-only root, the default seccomp profile, logs and exec', async () => {
+    const node = cluster as NodeCluster;
+    // The server's volume: a static PersistentVolume on the node (no provisioner), owned by uid 1000.
+    const volume = join(node.node.paths.volumes, 'server-data');
+    mkdirSync(volume, { recursive: true });
+    chownSync(volume, 1000, 1000);
+    // The edges' tunnel certificate, for the names the operator dials (its --edge-addr).
+    const ca = await issueCertificate({ commonName: 'node test CA', validDays: 2, isCa: true });
+    const edgeName = `${PREFIX}-edge.${SYSTEM_NS}.svc`;
+    const tunnel = await issueCertificate({
+      commonName: edgeName,
+      dnsNames: [edgeName],
+      validDays: 2,
+      usages: ['server'],
+      issuer: ca,
+    });
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    await kubectl(['create', 'namespace', SYSTEM_NS]);
+    await apply([
+      {
+        apiVersion: 'v1',
+        kind: 'PersistentVolume',
+        metadata: { name: 'server-data' },
+        spec: {
+          capacity: { storage: '1Gi' },
+          accessModes: ['ReadWriteOnce'],
+          persistentVolumeReclaimPolicy: 'Retain',
+          hostPath: { path: volume, type: 'Directory' },
+        },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        type: 'kubernetes.io/tls',
+        metadata: { name: 'edge-tunnel', namespace: SYSTEM_NS },
+        data: {
+          'tls.crt': b64(tunnel.certificatePem),
+          'tls.key': b64(tunnel.privateKeyPem),
+          'ca.crt': b64(ca.certificatePem),
+        },
+      },
+    ]);
+    const started = Date.now();
+    await helm([
+      'install',
+      RELEASE,
+      CHART,
+      '--namespace',
+      SYSTEM_NS,
+      '--set',
+      'edge.tunnelCertificate.existingSecret=edge-tunnel',
+      '--set',
+      `edge.tunnelNames={${edgeName}}`,
+      // No load balancer controller runs here: helm --wait would wait for a LoadBalancer's address.
+      '--set',
+      'edge.service.type=ClusterIP',
+      '--wait',
+      '--timeout',
+      '5m',
+    ]);
+    log(`helm install --wait: ${Math.round((Date.now() - started) / 1000)} s`);
+
+    for (const name of ['server', 'edge', 'operator']) {
+      const pod = await onePodReady(SYSTEM_NS, component(name));
+      const status = await kubectl([
+        'exec',
+        '-n',
+        SYSTEM_NS,
+        pod.metadata.name,
+        '--',
+        'cat',
+        '/proc/1/status',
+      ]);
+      const field = (key: string) => status.match(new RegExp(`^${key}:\\s+(.*)$`, 'm'))?.[1];
+      expect(field('Uid')?.split(/\s+/), `${name}: uid`).toEqual(['1000', '1000', '1000', '1000']);
+      // Seccomp 2: a filter is on (the runtime's default profile); no capabilities; no new privileges.
+      expect(field('Seccomp'), `${name}: seccomp`).toBe('2');
+      expect(field('CapEff'), `${name}: capabilities`).toBe('0000000000000000');
+      expect(field('NoNewPrivs'), `${name}: no_new_privs`).toBe('1');
+      await expect(
+        kubectl(['exec', '-n', SYSTEM_NS, pod.metadata.name, '--', 'touch', '/app/written']),
+      ).rejects.toThrow(/Read-only file system/);
+    }
+    // The key hook ran as a Job's pod: the keys exist, made by it (helm deletes the Job on success).
+    const adminKey = await getJson<{ data: Record<string, string> }>([
+      'get',
+      'secret',
+      '-n',
+      SYSTEM_NS,
+      `${PREFIX}-server-admin-key`,
+    ]);
+    expect(Buffer.from(adminKey.data['admin-api-key'] ?? '', 'base64').toString()).toMatch(/^ewk_/);
+    const server = await onePodReady(SYSTEM_NS, component('server'));
+    // kubectl logs reaches the kubelet: the server's JSON log lines.
+    expect(await kubectl(['logs', '-n', SYSTEM_NS, server.metadata.name])).toMatch(/^\{"level":/m);
+  });
+
+  it('keeps the server data on its volume across helm upgrade and a pod deletion', async () => {
+    const created = await api<{ id: string }>('POST', '/ip_policies', { description: 'on the volume' });
+    expect(created.status).toBe(201);
+    const before = (await onePodReady(SYSTEM_NS, component('server'))).metadata.uid;
+    await helm([
+      'upgrade',
+      RELEASE,
+      CHART,
+      '--namespace',
+      SYSTEM_NS,
+      '--reuse-values',
+      '--set',
+      'server.logLevel=debug',
+      '--wait',
+      '--timeout',
+      '5m',
+    ]);
+    const upgraded = await onePodReady(SYSTEM_NS, component('server'));
+    expect(upgraded.metadata.uid).not.toBe(before);
+    expect((await api<{ id: string }>('GET', `/ip_policies/${created.body.id}`)).body.id).toBe(
+      created.body.id,
+    );
+
+    await kubectl(['delete', 'pod', '-n', SYSTEM_NS, upgraded.metadata.name, '--wait=true']);
+    const replaced = await onePodReady(SYSTEM_NS, component('server'));
+    expect(replaced.metadata.uid).not.toBe(upgraded.metadata.uid);
+    const found = await api<{ id: string; description: string }>('GET', `/ip_policies/${created.body.id}`);
+    expect(found).toMatchObject({ status: 200, body: { id: created.body.id, description: 'on the volume' } });
+  });
+
+  let edgePort = 0;
+  let edgePodIp = '';
+  const curlEcho = async () => {
+    try {
+      const { stdout } = await run('curl', [
+        '-sS',
+        '--max-time',
+        '5',
+        `http://${edgePodIp}:${edgePort}${ECHO_PATH}?from=host`,
+      ]);
+      return stdout;
+    } catch {
+      return '';
+    }
+  };
+
+  it('carries a request from the host through the edge pod to a workload pod, and follows its replacement', async () => {
+    await kubectl(['create', 'namespace', WORK_NS]);
+    const labels = { app: 'echo' };
+    await apply([
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'echo', namespace: WORK_NS },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: labels },
+          template: {
+            metadata: { labels },
+            spec: {
+              containers: [
+                {
+                  name: 'echo',
+                  image: ECHO_IMAGE,
+                  imagePullPolicy: 'Never',
+                  ports: [{ name: 'http', containerPort: ECHO_PORT }],
+                  readinessProbe: { httpGet: { path: '/', port: 'http' }, periodSeconds: 1 },
+                  securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true },
+                },
+              ],
+            },
+          },
+        },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'echo', namespace: WORK_NS },
+        spec: { selector: labels, ports: [{ name: 'http', port: 80, targetPort: 'http' }] },
+      },
+    ]);
+    const crd = (kind: string, name: string, spec: object) => ({
+      apiVersion: 'edgeward.dev/v1alpha1',
+      kind,
+      metadata: { name, namespace: WORK_NS },
+      spec,
+    });
+    await apply([
+      crd('TunnelCredential', 'echo-agent', { acl: ['bind:app=echo'] }),
+      crd('ReservedAddress', 'echo-addr', { region: 'us' }),
+    ]);
+    const addr = await waitFor(
+      async () =>
+        (
+          await getJson<{ status?: { addr?: string } }>([
+            'get',
+            'reservedaddresses',
+            '-n',
+            WORK_NS,
+            'echo-addr',
+          ])
+        ).status?.addr,
+      { what: 'the ReservedAddress to get its address', timeoutMs: 60_000, intervalMs: 500 },
+    );
+    edgePort = Number(addr.split(':').pop());
+    await apply([
+      crd('TCPEdge', 'echo-edge', { hostports: [addr], backend: { labels } }),
+      crd('Tunnel', 'echo', {
+        labels,
+        forward: { service: { name: 'echo', portName: 'http' }, protocol: 'http' },
+        credentialRef: { name: 'echo-agent' },
+      }),
+    ]);
+    edgePodIp = (await onePodReady(SYSTEM_NS, component('edge'))).status.podIP as string;
+    const first = await onePodReady(WORK_NS, 'app=echo');
+    const answer = await waitFor(async () => (await curlEcho()).includes('pod=') && (await curlEcho()), {
+      what: 'curl through the edge pod to reach the echo pod',
+      timeoutMs: 90_000,
+      intervalMs: 500,
+    });
+    expect(answer).toBe(`pod=${first.metadata.name} method=GET uri=${ECHO_PATH}?from=host\n`);
+
+    // Kill the workload pod's container: the Deployment's replica takes the traffic.
+    await kubectl(['delete', 'pod', '-n', WORK_NS, first.metadata.name, '--wait=false']);
+    const moved = await waitFor(
+      async () => {
+        const answered = await curlEcho();
+        return answered.startsWith('pod=') && !answered.includes(first.metadata.name) ? answered : undefined;
+      },
+      { what: 'traffic to reach the replacement pod', timeoutMs: 90_000, intervalMs: 500 },
+    );
+    const replacement = await onePodReady(WORK_NS, 'app=echo');
+    expect(moved).toBe(`pod=${replacement.metadata.name} method=GET uri=${ECHO_PATH}?from=host\n`);
+  });
+
+  it('restarts a killed operator container; nothing is duplicated and no token is lost', async () => {
+    const operator = await onePodReady(SYSTEM_NS, component('operator'));
+    const container = operator.status.containerStatuses?.[0];
+    const names = Array.from({ length: 8 }, (_, index) => `crash-${index}`);
+    await apply(
+      names.map((name) => ({
+        apiVersion: 'edgeward.dev/v1alpha1',
+        kind: 'TunnelCredential',
+        metadata: { name, namespace: WORK_NS },
+        spec: { description: `node crash ${name}`, acl: [`bind:${name}.node.example.com`] },
+      })),
+    );
+    // Killed while it works through them: as soon as the first has its server id.
+    await waitFor(
+      async () =>
+        (
+          await getJson<{ items: Array<{ status?: { id?: string } }> }>([
+            'get',
+            'tunnelcredentials',
+            '-n',
+            WORK_NS,
+          ])
+        ).items.some((item) => item.status?.id),
+      { what: 'the operator to start on the credentials', timeoutMs: 60_000, intervalMs: 100 },
+    );
+    const pids = containerProcesses(container?.containerID ?? '');
+    expect(pids.length).toBeGreaterThan(0);
+    await run('kill', ['-9', ...pids.map(String)]);
+
+    const restarted = await waitFor(
+      async () => {
+        const pods = await podsOf(SYSTEM_NS, component('operator'));
+        const pod = pods[0];
+        return pods.length === 1 &&
+          pod &&
+          ready(pod) &&
+          (pod.status.containerStatuses?.[0]?.restartCount ?? 0) > (container?.restartCount ?? 0)
+          ? pod
+          : undefined;
+      },
+      { what: 'the kubelet to restart the operator container', timeoutMs: 120_000, intervalMs: 500 },
+    );
+    expect(restarted.metadata.uid).toBe(operator.metadata.uid);
+
+    const crs = await waitFor(
+      async () => {
+        const items = (
+          await getJson<{
+            items: Array<{
+              metadata: { name: string };
+              status?: {
+                id?: string;
+                tokenSecretName?: string;
+                conditions?: Array<{ type: string; status: string }>;
+              };
+            }>;
+          }>(['get', 'tunnelcredentials', '-n', WORK_NS])
+        ).items.filter((item) => item.metadata.name.startsWith('crash-'));
+        return items.length === names.length &&
+          items.every((item) =>
+            item.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+          )
+          ? items
+          : undefined;
+      },
+      { what: 'every credential to be Ready after the restart', timeoutMs: 120_000, intervalMs: 500 },
+    );
+    const listed = await api<{ credentials: Array<{ id: string; description: string }> }>(
+      'GET',
+      '/credentials?limit=100',
+    );
+    const remote = listed.body.credentials.filter((credential) =>
+      credential.description.startsWith('node crash '),
+    );
+    expect(remote.map((credential) => credential.description).sort()).toEqual(
+      names.map((name) => `node crash ${name}`).sort(),
+    );
+    for (const cr of crs) {
+      expect(
+        remote.find((credential) => credential.description === `node crash ${cr.metadata.name}`)?.id,
+      ).toBe(cr.status?.id);
+      const secret = await getJson<{
+        data: Record<string, string>;
+        metadata: { annotations: Record<string, string> };
+      }>(['get', 'secret', '-n', WORK_NS, cr.status?.tokenSecretName ?? `${cr.metadata.name}-token`]);
+      expect(secret.metadata.annotations['edgeward.dev/credential-id']).toBe(cr.status?.id);
+      expect(Buffer.from(secret.data.token ?? '', 'base64').toString()).not.toBe('');
+    }
+    // The operator's Tunnel came back too: traffic flows again.
+    expect(
+      await waitFor(async () => (await curlEcho()).startsWith('pod=') && true, {
+        what: 'traffic after the restart',
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      }),
+    ).toBe(true);
+  });
+
+  it('puts the host back as it was after a crash: the next start removes what the killed node left', async () => {
+    const node = cluster as NodeCluster;
+    // A crash: every process of the cluster killed at once, pods still running under their shims.
+    const record = JSON.parse(readFileSync('/run/edgeward-dev-node/host.json', 'utf8')) as {
+      pids: Record<string, number>;
+    };
+    await run('kill', ['-9', ...Object.values(record.pids).map(String)]);
+    await waitFor(
+      () =>
+        Object.values(record.pids).every((pid) => {
+          try {
+            return ['Z', 'X'].includes(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] ?? 'X');
+          } catch {
+            return true;
+          }
+        }),
+      { what: 'the killed processes to exit', timeoutMs: 10_000 },
+    );
+    expect(hostSnapshot()).not.toEqual(hostBefore);
+    await clearLeftovers(log);
+    cluster = undefined;
+    expect(hostSnapshot()).toEqual(hostBefore);
+    expect(readdirSync(scratch)).not.toContain(node.dir.split('/').pop());
+  });
+});
