@@ -32,8 +32,8 @@ export interface ControlPlaneOptions {
 }
 
 /** The `kubernetes` Service's ClusterIP: the first address of the service range. */
-export const SERVICE_CIDR = '10.0.0.0/24';
-export const KUBERNETES_SERVICE_IP = '10.0.0.1';
+export const SERVICE_CIDR = '10.244.78.0/24';
+export const KUBERNETES_SERVICE_IP = '10.244.78.1';
 
 const STATE_FILE = 'control-plane.json';
 
@@ -62,7 +62,7 @@ export async function controlPlaneUp(
   const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
 
   const etcdLog = join(dir, 'etcd.log');
-  const etcdUrl = `http://127.0.0.1:${etcdClient}`;
+  const etcdUrl = `https://127.0.0.1:${etcdClient}`;
   const etcd = startDetached(
     tools.etcd,
     [
@@ -72,6 +72,10 @@ export async function controlPlaneUp(
       `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
       `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
       `--initial-cluster=default=http://127.0.0.1:${etcdPeer}`,
+      `--cert-file=${pki.etcd.servingCertFile}`,
+      `--key-file=${pki.etcd.servingKeyFile}`,
+      '--client-cert-auth',
+      `--trusted-ca-file=${pki.caFile}`,
       // A throwaway test store: durability across power loss is not worth the fsync latency.
       '--unsafe-no-fsync',
       '--log-level=warn',
@@ -87,16 +91,30 @@ export async function controlPlaneUp(
   };
   writeFileSync(join(dir, STATE_FILE), JSON.stringify(state, null, 2));
   try {
-    await waitFor('etcd', 30_000, etcdLog, etcd, async () => {
-      const response = await request(`${etcdUrl}/health`);
-      return response.statusCode === 200 && (await response.body.text()).includes('true');
+    const etcdAgent = new Agent({
+      connect: {
+        ca: pki.ca.certificatePem,
+        cert: readFileSync(pki.etcd.clientCertFile, 'utf8'),
+        key: readFileSync(pki.etcd.clientKeyFile, 'utf8'),
+      },
     });
+    try {
+      await waitFor('etcd', 30_000, etcdLog, etcd, async () => {
+        const response = await request(`${etcdUrl}/health`, { dispatcher: etcdAgent });
+        return response.statusCode === 200 && (await response.body.text()).includes('true');
+      });
+    } finally {
+      await etcdAgent.close();
+    }
 
     const apiLog = join(dir, 'kube-apiserver.log');
     state.pids.apiserver = startDetached(
       tools['kube-apiserver'],
       [
         `--etcd-servers=${etcdUrl}`,
+        `--etcd-cafile=${pki.caFile}`,
+        `--etcd-certfile=${pki.etcd.clientCertFile}`,
+        `--etcd-keyfile=${pki.etcd.clientKeyFile}`,
         `--secure-port=${apiPort}`,
         `--bind-address=${address}`,
         `--advertise-address=${address}`,

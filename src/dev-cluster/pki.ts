@@ -13,6 +13,8 @@ export interface ClusterPki {
   /** Its public half (as a certificate), which verifies them. */
   serviceAccountPublicFile: string;
   admin: GeneratedCertificate;
+  /** etcd's serving certificate, and the apiserver's client certificate for it (etcd trusts only the CA's). */
+  etcd: { servingCertFile: string; servingKeyFile: string; clientCertFile: string; clientKeyFile: string };
   /** The apiserver's client certificate for kubelets (logs, exec), when made for a node. */
   kubeletClient?: { certFile: string; keyFile: string };
 }
@@ -62,6 +64,28 @@ export async function createPki(clusterDir: string, options: PkiOptions = {}): P
     issuer: ca,
   });
   write(join(dir, 'ca.key'), ca.privateKeyPem);
+  // etcd on loopback with client certificates: no local user reaches the cluster's store around the
+  // apiserver's authorization (with a node, that would be root on the host).
+  const etcdServing = await issueCertificate({
+    commonName: 'etcd',
+    validDays: VALID_DAYS,
+    usages: ['server'],
+    dnsNames: ['localhost'],
+    ips: ['127.0.0.1'],
+    issuer: ca,
+  });
+  const etcdClient = await issueCertificate({
+    commonName: 'kube-apiserver-etcd-client',
+    validDays: VALID_DAYS,
+    usages: ['client'],
+    issuer: ca,
+  });
+  const etcd = {
+    servingCertFile: write(join(dir, 'etcd.crt'), etcdServing.certificatePem, 0o644),
+    servingKeyFile: write(join(dir, 'etcd.key'), etcdServing.privateKeyPem),
+    clientCertFile: write(join(dir, 'apiserver-etcd-client.crt'), etcdClient.certificatePem, 0o644),
+    clientKeyFile: write(join(dir, 'apiserver-etcd-client.key'), etcdClient.privateKeyPem),
+  };
   let kubeletClient: ClusterPki['kubeletClient'];
   if (options.kubeletClient) {
     const client = await issueCertificate({
@@ -87,6 +111,7 @@ export async function createPki(clusterDir: string, options: PkiOptions = {}): P
     serviceAccountKeyFile: write(join(dir, 'service-account.key'), serviceAccount.privateKeyPem),
     serviceAccountPublicFile: write(join(dir, 'service-account.crt'), serviceAccount.certificatePem, 0o644),
     admin,
+    etcd,
     kubeletClient,
   };
 }

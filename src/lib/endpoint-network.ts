@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import { randomBytes, randomInt } from 'node:crypto';
+import { ip } from './ip-command.js';
 import { processAlive } from './process-alive.js';
 
 /**
@@ -34,16 +34,6 @@ const NAMESPACE_NAME = /^ewep-(\d+)-[0-9a-f]{4}$/;
 /** 198.18.0.0/15: 32768 blocks of /30. */
 const RANGE_START = ((198 << 24) | (18 << 16)) >>> 0;
 const BLOCKS = 2 ** 17 / 4;
-
-/** `ip ARGS`' output; a failure names the command and says what `ip` wrote. */
-function ip(...args: string[]): string {
-  try {
-    return execFileSync('ip', args, { encoding: 'utf8', stdio: 'pipe' });
-  } catch (error) {
-    const said = String((error as { stderr?: string }).stderr ?? '').trim() || (error as Error).message;
-    throw new Error(`ip ${args.join(' ')}: ${said}`, { cause: error });
-  }
-}
 
 const dotted = (value: number) => [24, 16, 8, 0].map((shift) => (value >>> shift) & 255).join('.');
 

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
@@ -91,4 +91,22 @@ function nameForContainerd(layout: string, tag: string, name: string): void {
   if (!tagged) throw new Error(`${indexFile} has no manifest tagged ${tag}`);
   tagged.annotations = { ...tagged.annotations, 'io.containerd.image.name': name };
   writeFileSync(indexFile, JSON.stringify(index));
+}
+
+/** The names an OCI archive's index gives its images, as containerd reads them at import. */
+export function ociArchiveImageNames(archive: string): string[] {
+  // tar stores the index as ./index.json or index.json, depending on how it was packed.
+  const read = (member: string) => spawnSync('tar', ['-xOf', archive, member], { encoding: 'utf8' });
+  const dotted = read('./index.json');
+  const text = dotted.status === 0 ? dotted.stdout : read('index.json').stdout;
+  let index: { manifests?: Array<{ annotations?: Record<string, string> }> };
+  try {
+    index = JSON.parse(text) as typeof index;
+  } catch (error) {
+    throw new Error(`${archive} is no OCI archive (no readable index.json)`, { cause: error });
+  }
+  return (index.manifests ?? []).flatMap((manifest) => {
+    const name = manifest.annotations?.['io.containerd.image.name'];
+    return name ? [name] : [];
+  });
 }

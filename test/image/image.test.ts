@@ -8,6 +8,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freePort } from '../../src/dev-cluster/free-port.js';
 import { buildImage, IMAGE_TAG, NODE_VERSIONS } from '../../src/image/build-image.js';
 import { readRuntimeStage } from '../../src/image/dockerfile.js';
+import { missingCommands } from '../../src/lib/command-on-path.js';
+import { SHARED_IMAGE_DIR } from '../support/node-global-setup.js';
 import { describeUnless } from '../support/skip-reason.js';
 
 /**
@@ -19,14 +21,7 @@ import { describeUnless } from '../support/skip-reason.js';
  */
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const missing = ['debootstrap', 'umoci', 'chroot'].filter((tool) => {
-  try {
-    execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
-    return false;
-  } catch {
-    return true;
-  }
-});
+const missing = missingCommands(['debootstrap', 'umoci', 'chroot']);
 const isRoot = process.getuid?.() === 0;
 const why = !isRoot
   ? 'building and chrooting into an image needs root'
@@ -100,7 +95,10 @@ async function untilOk(url: string, child: ChildProcess, log: () => string): Pro
 describeUnless(runnable ? undefined : why, 'the image, built without Docker', () => {
   beforeAll(() => {
     scratch = mkdtempSync(join(tmpdir(), 'edgeward-image-'));
-    const built = buildImage(join(scratch, 'out'), (line) => console.log(`[image] ${line}`));
+    // The node suite (second group) runs this very image on a kubelet: built once per run.
+    const built = buildImage(process.env[SHARED_IMAGE_DIR] ?? join(scratch, 'out'), (line) =>
+      console.log(`[image] ${line}`),
+    );
     archive = built.archive;
     const bundle = join(scratch, 'bundle');
     execFileSync('umoci', ['unpack', '--image', `${built.layout}:${IMAGE_TAG}`, bundle], { stdio: 'ignore' });

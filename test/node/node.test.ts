@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { issueCertificate } from '../../src/crypto/x509.js';
+import { readRecord } from '../../src/dev-cluster/node/host-record.js';
 import {
   clearLeftovers,
   clusterDown,
@@ -15,12 +16,14 @@ import {
   nodeCtr,
   nodeUnavailableReason,
 } from '../../src/dev-cluster/node/node.js';
+import { ownedBy, processRunning } from '../../src/dev-cluster/processes.js';
 import { ensureTools } from '../../src/dev-cluster/tools.js';
 import { buildImage, IMAGE_NAME, IMAGE_TAG } from '../../src/image/build-image.js';
 import { buildEchoImage, ECHO_IMAGE, ECHO_PATH, ECHO_PORT } from '../support/echo-image.js';
 import { waitFor } from '../support/eventually.js';
 import { type HostSnapshot, hostSnapshot } from '../support/host-snapshot.js';
 import { tool } from '../support/kubectl.js';
+import { SHARED_IMAGE_DIR } from '../support/node-global-setup.js';
 import { describeUnless } from '../support/skip-reason.js';
 
 /**
@@ -84,6 +87,40 @@ async function onePodReady(namespace: string, selector: string, timeoutMs = 120_
   );
 }
 
+/** What the operator, the edge and the objects say, for a wait that timed out. */
+async function diagnose(): Promise<string> {
+  const say = async (args: string[]) => {
+    try {
+      return await kubectl(args);
+    } catch (error) {
+      return String(error);
+    }
+  };
+  return [
+    await say(['get', 'tunnels,tcpedges,reservedaddresses,pods,endpointslices', '-n', WORK_NS, '-o', 'wide']),
+    await say([
+      'get',
+      'tunnels',
+      '-n',
+      WORK_NS,
+      '-o',
+      'jsonpath={range .items[*]}{.metadata.name}: {.status}{"\\n"}{end}',
+    ]),
+    await say(['get', 'pods', '-n', SYSTEM_NS, '-o', 'wide']),
+    await say(['logs', '-n', SYSTEM_NS, '-l', component('operator'), '--tail', '30']),
+    await say(['logs', '-n', SYSTEM_NS, '-l', component('edge'), '--tail', '30']),
+  ].join('\n');
+}
+
+/** A wait that, when it times out, says what the cluster looked like. */
+async function diagnosed<T>(wait: Promise<T>): Promise<T> {
+  try {
+    return await wait;
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\n${await diagnose()}`, { cause: error });
+  }
+}
+
 /** The server's API from the host, through its Service's ClusterIP (kube-proxy), with the admin key. */
 async function api<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
   const service = await getJson<{ spec: { clusterIP: string } }>([
@@ -110,14 +147,17 @@ async function api<T>(method: string, path: string, body?: unknown): Promise<{ s
   return { status: response.status, body: (await response.json()) as T };
 }
 
-/** The host pids of a container (its cgroup names the container id). */
+/** The host pids of a container: those whose cgroup path ends in the container's id. */
 function containerProcesses(containerId: string): number[] {
-  const id = containerId.replace(/^containerd:\/\//, '');
+  const id = /^containerd:\/\/([0-9a-f]{64})$/.exec(containerId)?.[1];
+  if (!id) throw new Error(`not a containerd container id: '${containerId}'`);
   return readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))
     .filter((pid) => {
       try {
-        return readFileSync(`/proc/${pid}/cgroup`, 'utf8').includes(id);
+        return readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+          .split('\n')
+          .some((line) => line.includes('/kubepods/') && line.endsWith(`/${id}`));
       } catch {
         return false;
       }
@@ -132,9 +172,16 @@ describeUnless(why, 'a node that runs pods', () => {
     const tools = await ensureTools(['kubectl', 'helm'], log);
     kubectlBinary = tools.kubectl;
     helmBinary = tools.helm;
-    const image = buildImage(join(scratch, 'image'), log);
+    // The image suite's build of this run when there is one (it ran in the first group), else our own.
+    const shared = process.env[SHARED_IMAGE_DIR];
+    const sharedArchive = shared && join(shared, `edgeward-${IMAGE_TAG}.oci.tar`);
+    const image =
+      sharedArchive && existsSync(sharedArchive)
+        ? { archive: sharedArchive }
+        : buildImage(join(scratch, 'image'), log);
     const echo = buildEchoImage(scratch);
-    cluster = await nodeClusterUp(join(scratch, 'cluster'), log);
+    // The test process owns the node: if it dies, the next start removes the node.
+    cluster = await nodeClusterUp(join(scratch, 'cluster'), log, { ownedByCaller: true });
     const imported = importImages(cluster.dir, [image.archive, echo], await nodeCtr());
     expect(imported.sort()).toEqual([`${IMAGE_NAME}:${IMAGE_TAG}`, ECHO_IMAGE].sort());
   }, 1_200_000);
@@ -287,6 +334,12 @@ describeUnless(why, 'a node that runs pods', () => {
     }
   };
 
+  /** One request through the edge: its answer, or undefined when it failed. */
+  const answered = async () => {
+    const answer = await curlEcho();
+    return answer.startsWith('pod=') ? answer : undefined;
+  };
+
   it('carries a request from the host through the edge pod to a workload pod, and follows its replacement', async () => {
     await kubectl(['create', 'namespace', WORK_NS]);
     const labels = { app: 'echo' };
@@ -356,21 +409,25 @@ describeUnless(why, 'a node that runs pods', () => {
     ]);
     edgePodIp = (await onePodReady(SYSTEM_NS, component('edge'))).status.podIP as string;
     const first = await onePodReady(WORK_NS, 'app=echo');
-    const answer = await waitFor(async () => (await curlEcho()).includes('pod=') && (await curlEcho()), {
-      what: 'curl through the edge pod to reach the echo pod',
-      timeoutMs: 90_000,
-      intervalMs: 500,
-    });
+    const answer = await diagnosed(
+      waitFor(answered, {
+        what: 'curl through the edge pod to reach the echo pod',
+        timeoutMs: 90_000,
+        intervalMs: 500,
+      }),
+    );
     expect(answer).toBe(`pod=${first.metadata.name} method=GET uri=${ECHO_PATH}?from=host\n`);
 
     // Kill the workload pod's container: the Deployment's replica takes the traffic.
     await kubectl(['delete', 'pod', '-n', WORK_NS, first.metadata.name, '--wait=false']);
-    const moved = await waitFor(
-      async () => {
-        const answered = await curlEcho();
-        return answered.startsWith('pod=') && !answered.includes(first.metadata.name) ? answered : undefined;
-      },
-      { what: 'traffic to reach the replacement pod', timeoutMs: 90_000, intervalMs: 500 },
+    const moved = await diagnosed(
+      waitFor(
+        async () => {
+          const answer = await curlEcho();
+          return answer.startsWith('pod=') && !answer.includes(first.metadata.name) ? answer : undefined;
+        },
+        { what: 'traffic to reach the replacement pod', timeoutMs: 90_000, intervalMs: 500 },
+      ),
     );
     const replacement = await onePodReady(WORK_NS, 'app=echo');
     expect(moved).toBe(`pod=${replacement.metadata.name} method=GET uri=${ECHO_PATH}?from=host\n`);
@@ -464,38 +521,31 @@ describeUnless(why, 'a node that runs pods', () => {
       expect(secret.metadata.annotations['edgeward.dev/credential-id']).toBe(cr.status?.id);
       expect(Buffer.from(secret.data.token ?? '', 'base64').toString()).not.toBe('');
     }
-    // The operator's Tunnel came back too: traffic flows again.
-    expect(
-      await waitFor(async () => (await curlEcho()).startsWith('pod=') && true, {
-        what: 'traffic after the restart',
-        timeoutMs: 60_000,
-        intervalMs: 500,
-      }),
-    ).toBe(true);
+    // The operator's Tunnel came back too: traffic flows again, to the same workload pod.
+    const workload = await onePodReady(WORK_NS, 'app=echo');
+    const again = await diagnosed(
+      waitFor(answered, { what: 'traffic after the restart', timeoutMs: 60_000, intervalMs: 500 }),
+    );
+    expect(again).toBe(`pod=${workload.metadata.name} method=GET uri=${ECHO_PATH}?from=host\n`);
   });
 
   it('puts the host back as it was after a crash: the next start removes what the killed node left', async () => {
     const node = cluster as NodeCluster;
-    // A crash: every process of the cluster killed at once, pods still running under their shims.
-    const record = JSON.parse(readFileSync('/run/edgeward-dev-node/host.json', 'utf8')) as {
-      pids: Record<string, number>;
-    };
-    await run('kill', ['-9', ...Object.values(record.pids).map(String)]);
-    await waitFor(
-      () =>
-        Object.values(record.pids).every((pid) => {
-          try {
-            return ['Z', 'X'].includes(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] ?? 'X');
-          } catch {
-            return true;
-          }
-        }),
-      { what: 'the killed processes to exit', timeoutMs: 10_000 },
-    );
-    expect(hostSnapshot()).not.toEqual(hostBefore);
+    // A crash: every process of the node killed at once, pods left running under their shims.
+    const record = readRecord();
+    const pids = Object.values(record?.pids ?? {}).filter((pid) => ownedBy(pid, node.dir));
+    expect(pids.length).toBe(6);
+    await run('kill', ['-9', ...pids.map(String)]);
+    await waitFor(() => pids.every((pid) => !processRunning(pid)), {
+      what: 'the killed processes to exit',
+      timeoutMs: 10_000,
+    });
+    expect(hostSnapshot(hostBefore)).not.toEqual(hostBefore);
+    // The test process still runs, so the node counts as running: the kubelet's death decides.
     await clearLeftovers(log);
     cluster = undefined;
-    expect(hostSnapshot()).toEqual(hostBefore);
+    expect(hostSnapshot(hostBefore)).toEqual(hostBefore);
+    expect(readRecord()).toBeUndefined();
     expect(readdirSync(scratch)).not.toContain(node.dir.split('/').pop());
   });
 });

@@ -88,11 +88,13 @@ export function kubeletConfig(paths: NodePaths, caFile: string): string {
     healthzPort: 10248,
     authentication: {
       anonymous: { enabled: false },
-      webhook: { enabled: false },
+      webhook: { enabled: true },
       // The apiserver's kubelet client certificate (logs, exec) is signed by the cluster CA.
       x509: { clientCAFile: caFile },
     },
-    authorization: { mode: 'AlwaysAllow' },
+    // Each caller is asked about at the apiserver (SubjectAccessReview): a certificate of the
+    // cluster CA is not enough to exec into a pod.
+    authorization: { mode: 'Webhook' },
     containerRuntimeEndpoint: `unix://${paths.containerdSocket}`,
     cgroupDriver: 'cgroupfs',
     // kubelet 1.35+ refuses cgroup v1 hosts unless told otherwise.

@@ -1,67 +1,24 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, rmdirSync, rmSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { existsSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { processAlive } from '../../lib/process-alive.js';
-import { ownedBy, stopOwned } from '../processes.js';
-import type { Log } from '../tools.js';
+import { ip } from '../../lib/ip-command.js';
+import { namesDir, processesOf, stopOwned } from '../processes.js';
+import { killPodProcesses, podCgroups, removePodCgroups } from './cgroups.js';
 import {
+  HOST_PATHS,
   type HostRecord,
   mountPoints,
   RECORD_DIR,
   readSysctl,
   removeRecord,
-  SHARED_HOST_PATHS,
   writeSysctl,
 } from './host-record.js';
-import { BRIDGE, ip, linkNames } from './network.js';
+import { hasKubeChains, removeKubeChains } from './iptables.js';
+import { BRIDGE, linkNames } from './network.js';
 
-const CGROUP_ROOT = '/sys/fs/cgroup';
-/** The cgroup kubelet puts every pod under (cgroupfs driver), in each hierarchy. */
-const POD_CGROUP = 'kubepods';
-/** Processes stopped gently first, in this order: kubelet first, so it restarts nothing. */
-const STOP_ORDER = [
-  'kubelet',
-  'kube-proxy',
-  'coredns',
-  'kube-scheduler',
-  'kube-controller-manager',
-  'containerd',
-];
-
-/** The cgroup hierarchies of the host (v1 controllers, and cgroup2 where mounted). */
-function hierarchies(): string[] {
-  if (!existsSync(CGROUP_ROOT)) return [];
-  if (existsSync(join(CGROUP_ROOT, 'cgroup.controllers'))) return [CGROUP_ROOT];
-  return readdirSync(CGROUP_ROOT)
-    .map((name) => join(CGROUP_ROOT, name))
-    .filter((path) => !lstatSync(path).isSymbolicLink());
-}
-
-/** The node's pod cgroups that exist now, in every hierarchy. */
-export function podCgroups(): string[] {
-  return hierarchies()
-    .map((hierarchy) => join(hierarchy, POD_CGROUP))
-    .filter((path) => existsSync(path));
-}
-
-/** Every cgroup folder under `root`, deepest first. */
-function cgroupTree(root: string): string[] {
-  const children = readdirSync(root, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .flatMap((entry) => cgroupTree(join(root, entry.name)));
-  return [...children, root];
-}
-
-function cgroupProcesses(cgroup: string): number[] {
-  try {
-    return readFileSync(join(cgroup, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-/** The programs a dev cluster runs; nothing else is ever killed by name. */
+/** The programs a dev cluster runs; nothing else is ever stopped by name. */
 const CLUSTER_PROGRAMS = new Set([
   'etcd',
   'kube-apiserver',
@@ -74,192 +31,171 @@ const CLUSTER_PROGRAMS = new Set([
   'coredns',
   'runc',
 ]);
+/** What makes a host a Kubernetes node: one of these running is a node, ours or another's. */
+const NODE_PROGRAMS = new Set(['kubelet', 'kube-proxy']);
+/** Stopped gently first, in this order: the kubelet first, so it restarts nothing. */
+const STOP_ORDER = [
+  'kubelet',
+  'kube-proxy',
+  'coredns',
+  'kube-scheduler',
+  'kube-controller-manager',
+  'containerd',
+];
 
-/**
- * The cluster's processes: those of CLUSTER_PROGRAMS whose command line names its folder
- * (containerd's shims name its socket), whoever started them.
- */
-function clusterProcesses(dir: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
-    try {
-      const program = basename(readlinkSync(`/proc/${pid}/exe`)).replace(/ \(deleted\)$/, '');
-      if (CLUSTER_PROGRAMS.has(program) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir))
-        found.push(pid);
-    } catch {
-      // Exited meanwhile.
-    }
-  }
-  return found;
-}
-
-function kill(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // Gone already.
-  }
-}
-
-async function killPods(): Promise<void> {
-  for (let round = 0; round < 50; round++) {
-    const pids = podCgroups().flatMap((root) => cgroupTree(root).flatMap(cgroupProcesses));
-    if (pids.length === 0) return;
-    for (const pid of pids) kill(pid);
-    await sleep(100);
-  }
-}
-
-async function removeCgroups(log: Log): Promise<void> {
-  for (const root of podCgroups()) {
-    for (const cgroup of cgroupTree(root)) {
-      // A killed process leaves its cgroup a moment after it exits.
-      for (let attempt = 0; ; attempt++) {
-        try {
-          rmdirSync(cgroup);
-          break;
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === 'ENOENT') break;
-          if (attempt >= 50) {
-            log(`could not remove the cgroup ${cgroup}: ${(error as Error).message}`);
-            break;
-          }
-          await sleep(100);
-        }
-      }
-    }
-  }
-}
-
-/**
- * Unmounts, deepest first, what the node mounted under its folder and the host paths only it
- * uses. Network namespaces of other programs under /run/netns are left alone.
- */
-function unmount(record: HostRecord): void {
-  const ours = (path: string) =>
-    path.startsWith(`${record.clusterDir}/`) ||
-    ['/run/containerd/', '/var/lib/kubelet/', '/var/lib/containerd/'].some((prefix) =>
-      path.startsWith(prefix),
-    );
-  const targets = mountPoints()
-    .filter(ours)
-    .sort((a, b) => b.length - a.length);
-  for (const target of targets) spawnSync('umount', ['-l', target], { stdio: 'ignore' });
-  if (!record.netnsWasMounted && isEmptyDir('/run/netns') && mountPoints().includes('/run/netns')) {
-    spawnSync('umount', ['-l', '/run/netns'], { stdio: 'ignore' });
-  }
-}
-
-function isEmptyDir(path: string): boolean {
-  try {
-    return readdirSync(path).length === 0;
-  } catch {
-    return false;
-  }
-}
-
-/** Splits an iptables-save rule line into arguments (double-quoted words as one). */
-export function splitRule(line: string): string[] {
-  const args: string[] = [];
-  const pattern = /"((?:[^"\\]|\\.)*)"|(\S+)/g;
-  for (const match of line.matchAll(pattern)) {
-    args.push(match[1] !== undefined ? match[1].replace(/\\(.)/g, '$1') : (match[2] as string));
-  }
-  return args;
-}
-
-/** Removes kubelet's and kube-proxy's iptables chains (KUBE-*) and the jumps into them. */
-function removeKubeChains(log: Log): void {
-  for (const binary of ['iptables', 'ip6tables']) {
-    for (const table of ['filter', 'nat', 'mangle']) {
-      const saved = spawnSync(`${binary}-save`, ['-t', table], { encoding: 'utf8' });
-      if (saved.status !== 0) continue;
-      const lines = saved.stdout.split('\n');
-      const jumps = lines.filter((line) => line.startsWith('-A ') && /(^|\s)-[jg] KUBE-/.test(line));
-      const chains = lines
-        .filter((line) => line.startsWith(':KUBE-'))
-        .map((line) => line.slice(1).split(' ')[0] as string);
-      for (const jump of jumps) {
-        const args = splitRule(jump);
-        args[0] = '-D';
-        const removed = spawnSync(binary, ['-w', '-t', table, ...args], { encoding: 'utf8' });
-        if (removed.status !== 0) log(`${binary} -t ${table} ${args.join(' ')}: ${removed.stderr.trim()}`);
-      }
-      for (const chain of chains) spawnSync(binary, ['-w', '-t', table, '-F', chain], { stdio: 'ignore' });
-      for (const chain of chains) {
-        const removed = spawnSync(binary, ['-w', '-t', table, '-X', chain], { encoding: 'utf8' });
-        if (removed.status !== 0) log(`${binary} -t ${table} -X ${chain}: ${removed.stderr.trim()}`);
-      }
-    }
-  }
-}
-
-/**
- * Puts the host back as the record says: stops the node's processes and its pods, unmounts,
- * removes cgroups, iptables chains, the bridge and the paths it created, and restores sysctls.
- * Safe to run twice, and after a crash (every step checks what is there). The control plane of
- * the record's folder goes too: everything whose command line names that folder.
- */
-export async function removeNodeFromHost(record: HostRecord, log: Log): Promise<void> {
-  for (const part of STOP_ORDER) {
-    const pid = record.pids[part];
-    if (pid) await stopOwned(pid, record.clusterDir, part === 'containerd' ? 5_000 : 10_000);
-  }
-  await killPods();
-  for (let round = 0; round < 50; round++) {
-    const left = clusterProcesses(record.clusterDir);
-    if (left.length === 0) break;
-    for (const pid of left) kill(pid);
-    await sleep(100);
-  }
-  unmount(record);
-  await removeCgroups(log);
-  if (record.kubeProxy && existsSync(record.kubeProxy)) {
-    spawnSync(record.kubeProxy, ['--cleanup', '--v=0'], { stdio: 'ignore' });
-  }
-  removeKubeChains(log);
-  const links = linkNames();
-  if (links.includes(BRIDGE)) {
-    // Pod ends of veth pairs go with their namespaces; a host end left on the bridge goes here.
-    const enslaved = JSON.parse(ip('-j', 'link', 'show', 'master', BRIDGE)) as Array<{ ifname: string }>;
-    for (const link of enslaved) spawnSync('ip', ['link', 'delete', link.ifname], { stdio: 'ignore' });
-    ip('link', 'delete', BRIDGE);
-  }
-  for (const [name, value] of Object.entries(record.sysctls)) {
-    const now = readSysctl(name);
-    if (now !== undefined && now !== value) {
-      try {
-        writeSysctl(name, value);
-      } catch (error) {
-        log(`could not restore ${name}=${value} (now ${now}): ${(error as Error).message}`);
-      }
-    }
-  }
-  for (const path of [...record.createdPaths].reverse()) {
-    if (path === RECORD_DIR) continue;
-    if (!SHARED_HOST_PATHS.includes(path)) rmSync(path, { recursive: true, force: true });
-    else if (isEmptyDir(path) && !mountPoints().includes(path)) rmdirSync(path);
-  }
-  removeRecord();
-  if (record.createdPaths.includes(RECORD_DIR)) rmSync(RECORD_DIR, { recursive: true, force: true });
-  const survivors = Object.values(record.pids).filter(
-    (pid) => processAlive(pid) && ownedBy(pid, record.clusterDir),
-  );
-  if (survivors.length > 0) throw new Error(`processes ${survivors.join(', ')} of the node would not stop`);
+/** A node's processes (kubelet, kube-proxy) that do not belong to the cluster folder `dir`. */
+export function foreignNodeProcesses(dir?: string): string[] {
+  return processesOf(NODE_PROGRAMS)
+    .filter((found) => dir === undefined || !namesDir(found.args, dir))
+    .map((found) => `${found.program} (pid ${found.pid})`);
 }
 
 /** Signs of a Kubernetes node on this host that no record of ours explains. */
 export function foreignNodeSigns(): string[] {
-  const signs: string[] = [];
-  const saved = spawnSync('iptables-save', ['-t', 'filter'], { encoding: 'utf8' });
-  if (saved.status === 0 && /^:KUBE-/m.test(saved.stdout)) signs.push('iptables has KUBE-* chains');
+  const signs = foreignNodeProcesses();
+  if (hasKubeChains()) signs.push('iptables has KUBE-* chains');
   for (const cgroup of podCgroups()) signs.push(`the cgroup ${cgroup} exists`);
   if (linkNames().includes(BRIDGE)) signs.push(`the bridge ${BRIDGE} exists`);
-  if (existsSync('/run/containerd/containerd.sock')) signs.push('a containerd runs at /run/containerd');
   return signs;
 }
 
-export const iptablesAvailable = (): boolean =>
-  spawnSync('iptables', ['--version'], { stdio: 'ignore' }).status === 0;
+/** Stops the cluster's processes: the recorded ones gently, then any left that name its folder. */
+async function stopProcesses(record: HostRecord): Promise<string[]> {
+  for (const part of STOP_ORDER) {
+    const pid = record.pids[part];
+    if (pid) await stopOwned(pid, record.clusterDir, part === 'containerd' ? 5_000 : 10_000);
+  }
+  const problems = await killPodProcesses();
+  for (let round = 0; round < 50; round++) {
+    const left = processesOf(CLUSTER_PROGRAMS).filter((found) => namesDir(found.args, record.clusterDir));
+    if (left.length === 0) return problems;
+    for (const { pid } of left) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+      }
+    }
+    await sleep(100);
+  }
+  return [...problems, 'processes of the cluster would not die'];
+}
+
+/** Unmounts, deepest first, what the node mounted: all of it lies in its folder. */
+function unmount(record: HostRecord): string[] {
+  const problems: string[] = [];
+  const targets = mountPoints()
+    .filter((path) => path.startsWith(`${record.clusterDir}/`))
+    .sort((a, b) => b.length - a.length);
+  for (const target of targets) {
+    const result = spawnSync('umount', ['-l', target], { encoding: 'utf8' });
+    if (result.status !== 0) problems.push(`umount ${target}: ${result.stderr.trim()}`);
+  }
+  return problems;
+}
+
+function removeBridge(): string[] {
+  if (!linkNames().includes(BRIDGE)) return [];
+  try {
+    // Pods' veth ends go with their namespaces; a host end left on the bridge goes here.
+    const enslaved = JSON.parse(ip('-j', 'link', 'show', 'master', BRIDGE)) as Array<{ ifname: string }>;
+    for (const link of enslaved) ip('link', 'delete', link.ifname);
+    ip('link', 'delete', BRIDGE);
+    return [];
+  } catch (error) {
+    return [(error as Error).message];
+  }
+}
+
+/** Restores each sysctl the node changed, unless something else has changed it since. */
+function restoreSysctls(record: HostRecord): string[] {
+  const problems: string[] = [];
+  for (const [name, before] of Object.entries(record.sysctls)) {
+    const now = readSysctl(name);
+    const nodeValue = record.nodeSysctls?.[name];
+    if (now === undefined || now === before) continue;
+    if (nodeValue !== undefined && now !== nodeValue) continue;
+    try {
+      writeSysctl(name, before);
+    } catch (error) {
+      problems.push(`${name}=${before} (now ${now}): ${(error as Error).message}`);
+    }
+  }
+  return problems;
+}
+
+/** Whether nothing listens on a unix socket any more (its server died without removing it). */
+async function staleSocket(path: string): Promise<boolean> {
+  return await new Promise((done) => {
+    const socket = createConnection(path);
+    socket.once('connect', () => {
+      socket.destroy();
+      done(false);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => done(error.code === 'ECONNREFUSED'));
+  });
+}
+
+/**
+ * Empties a shared folder of what the node left: sockets nothing listens on any more (the shims'
+ * under /run/containerd/s), then empty folders, deepest first. Anything else stays.
+ */
+async function removeLeftEntries(dir: string): Promise<void> {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) await removeLeftEntries(path);
+    else if (entry.isSocket() && (await staleSocket(path))) rmSync(path);
+  }
+  if (readdirSync(dir).length === 0) rmdirSync(dir);
+}
+
+async function removePaths(record: HostRecord): Promise<string[]> {
+  const problems: string[] = [];
+  for (const { path, remove } of [...HOST_PATHS].reverse()) {
+    if (path === RECORD_DIR || !record.createdPaths.includes(path) || !existsSync(path)) continue;
+    try {
+      if (remove === 'tree') rmSync(path, { recursive: true, force: true });
+      else await removeLeftEntries(path);
+    } catch (error) {
+      problems.push(`${path}: ${(error as Error).message}`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * Puts the host back as the record says: stops the node's processes and its pods, unmounts,
+ * removes the pods' cgroups, the KUBE-* iptables chains, the bridge and the paths the node created,
+ * and restores the kernel settings. Every step checks what is there, so it is safe to run twice
+ * and after a crash. The cluster's control plane stops too (every cluster program naming the
+ * record's folder). Refuses, keeping the record, while a kubelet or kube-proxy of another cluster
+ * runs (its chains and cgroups would go too); throws, keeping the record for the next attempt,
+ * when a step fails.
+ */
+export async function removeNodeFromHost(record: HostRecord): Promise<void> {
+  const foreign = foreignNodeProcesses(record.clusterDir);
+  if (foreign.length > 0) {
+    throw new Error(
+      `another Kubernetes node runs on this host (${foreign.join(', ')}): the node of ${record.clusterDir} ` +
+        'cannot be removed without harming it; stop that node first',
+    );
+  }
+  const problems = [...(await stopProcesses(record)), ...unmount(record), ...(await removePodCgroups())];
+  if (record.kubeProxy && existsSync(record.kubeProxy)) {
+    // kube-proxy's own cleanup of its iptables, ipvs and nftables state.
+    spawnSync(record.kubeProxy, ['--cleanup', '--v=0'], { stdio: 'ignore' });
+  }
+  problems.push(
+    ...removeKubeChains(),
+    ...removeBridge(),
+    ...restoreSysctls(record),
+    ...(await removePaths(record)),
+  );
+  if (problems.length > 0) {
+    throw new Error(
+      `could not put the host back entirely (the record ${RECORD_DIR}/host.json stays, for the next attempt):\n  ${problems.join('\n  ')}`,
+    );
+  }
+  removeRecord();
+  if (record.createdPaths.includes(RECORD_DIR)) rmSync(RECORD_DIR, { recursive: true, force: true });
+}

@@ -9,26 +9,21 @@ export const RECORD_DIR = '/run/edgeward-dev-node';
 const RECORD_FILE = join(RECORD_DIR, 'host.json');
 
 /**
- * Paths kubelet, containerd and the CNI plugins create whatever their configuration says (the
- * rest lives in the cluster folder). Those that did not exist before are removed afterwards.
+ * Paths the kubelet and the CNI plugins create whatever their configuration says (everything else
+ * lives in the cluster folder). Removed afterwards only if they did not exist before: `tree` ones
+ * (theirs alone) whole; from `empty` ones (others may use them: containerd's shims put their
+ * sockets in /run/containerd/s whatever containerd's state folder is) only sockets nothing listens
+ * on and the folders that are then empty.
  */
-export const HOST_PATHS = [
-  '/var/log/containers',
-  '/var/log/pods',
-  '/var/lib/kubelet',
-  '/var/lib/cni',
-  '/var/lib/containerd',
-  '/opt/containerd',
-  '/run/containerd',
-  '/run/netns',
-  '/run/kubernetes',
-  '/etc/cni',
-  '/etc/kubernetes',
-  RECORD_DIR,
-] as const;
-
-/** Of HOST_PATHS, those other programs use too (`ip netns add`): removed only when empty. */
-export const SHARED_HOST_PATHS: readonly string[] = ['/run/netns'];
+export const HOST_PATHS: ReadonlyArray<{ path: string; remove: 'tree' | 'empty' }> = [
+  { path: '/var/log/containers', remove: 'tree' },
+  { path: '/var/log/pods', remove: 'tree' },
+  { path: '/var/lib/kubelet', remove: 'tree' },
+  { path: '/var/lib/cni', remove: 'tree' },
+  { path: '/run/containerd', remove: 'empty' },
+  { path: '/run/kubernetes', remove: 'empty' },
+  { path: RECORD_DIR, remove: 'tree' },
+];
 
 /** Kernel settings kubelet and kube-proxy write; restored to what they were. */
 export const HOST_SYSCTLS = [
@@ -56,10 +51,15 @@ export interface HostRecord {
   sysctls: Record<string, string>;
   /** HOST_PATHS that did not exist before. */
   createdPaths: string[];
-  /** Whether /run/netns was a mount point before (containerd bind-mounts it). */
-  netnsWasMounted: boolean;
   /** The node's processes, by part. */
   pids: Record<string, number>;
+  /** Set once the node was Ready; a record without it whose starter is gone is a crashed start. */
+  ready?: boolean;
+  /** The process that started the node, and, for a test's node, owns it: gone means a crash. */
+  starter: number;
+  ownedByStarter: boolean;
+  /** The sysctls as the node left them once Ready: only what still has the node's value is restored. */
+  nodeSysctls?: Record<string, string>;
   /** kube-proxy's binary, whose `--cleanup` removes its rules. */
   kubeProxy?: string;
 }
@@ -74,31 +74,42 @@ export function readSysctl(name: string): string | undefined {
   }
 }
 
+/** The values of HOST_SYSCTLS that exist on this host. */
+export function readSysctls(): Record<string, string> {
+  const values: Record<string, string> = {};
+  for (const name of HOST_SYSCTLS) {
+    const value = readSysctl(name);
+    if (value !== undefined) values[name] = value;
+  }
+  return values;
+}
+
 export function writeSysctl(name: string, value: string): void {
   writeFileSync(sysctlPath(name), `${value}\n`);
 }
 
 export function mountPoints(): string[] {
-  // /proc/self/mountinfo: field 5 is the mount point, with spaces escaped as \040.
+  // /proc/self/mountinfo: field 5 is the mount point, with space, tab, newline and backslash
+  // escaped as octal (\040, \011, \012, \134).
   return readFileSync('/proc/self/mountinfo', 'utf8')
     .split('\n')
     .filter(Boolean)
-    .map((line) => (line.split(' ')[4] ?? '').replaceAll('\\040', ' '));
+    .map((line) =>
+      (line.split(' ')[4] ?? '').replace(/\\([0-7]{3})/g, (_, octal: string) =>
+        String.fromCharCode(Number.parseInt(octal, 8)),
+      ),
+    );
 }
 
 /** Writes the record of the host as it is now; call before the node changes anything. */
-export function recordHost(clusterDir: string): HostRecord {
-  const sysctls: Record<string, string> = {};
-  for (const name of HOST_SYSCTLS) {
-    const value = readSysctl(name);
-    if (value !== undefined) sysctls[name] = value;
-  }
+export function recordHost(clusterDir: string, ownedByStarter: boolean): HostRecord {
   const record: HostRecord = {
     clusterDir,
-    sysctls,
-    createdPaths: HOST_PATHS.filter((path) => !existsSync(path)),
-    netnsWasMounted: mountPoints().includes('/run/netns'),
+    sysctls: readSysctls(),
+    createdPaths: HOST_PATHS.map(({ path }) => path).filter((path) => !existsSync(path)),
     pids: {},
+    starter: process.pid,
+    ownedByStarter,
   };
   mkdirSync(RECORD_DIR, { recursive: true, mode: 0o700 });
   saveRecord(record);
@@ -113,7 +124,16 @@ export function saveRecord(record: HostRecord): void {
 
 export function readRecord(): HostRecord | undefined {
   if (!existsSync(RECORD_FILE)) return undefined;
-  return JSON.parse(readFileSync(RECORD_FILE, 'utf8')) as HostRecord;
+  try {
+    const record = JSON.parse(readFileSync(RECORD_FILE, 'utf8')) as HostRecord;
+    if (typeof record.clusterDir !== 'string' || typeof record.pids !== 'object')
+      throw new Error('not a node record');
+    return record;
+  } catch (error) {
+    throw new Error(`${RECORD_FILE} is unreadable; remove it after checking the host by hand`, {
+      cause: error,
+    });
+  }
 }
 
 export function removeRecord(): void {

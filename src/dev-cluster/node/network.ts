@@ -1,11 +1,13 @@
-import { execFileSync } from 'node:child_process';
+import { cidrRange, ip, rangesOverlap } from '../../lib/ip-command.js';
+import { SERVICE_CIDR } from '../control-plane.js';
 
 /**
  * The node's network: a bridge of its own with a private /24. The host holds the first address
  * (kube-apiserver, CoreDNS and the kubelet listen there); pods get the rest from host-local IPAM.
  * Pods reach the host, each other and Service ClusterIPs (routed to the host, where kube-proxy
  * rewrites them), and nothing else: no default route, no masquerading to the outside, and
- * forwarding enabled on this bridge alone.
+ * forwarding enabled on this bridge alone. The Service range is routed onto the bridge too, so a
+ * ClusterIP kube-proxy has not rewritten (yet) never leaves the machine by its default route.
  */
 export const NODE_NAME = 'edgeward-node';
 export const BRIDGE = 'edgeward0';
@@ -13,30 +15,38 @@ export const POD_SUBNET = '10.244.77.0/24';
 export const HOST_ADDRESS = '10.244.77.1';
 const PREFIX = POD_SUBNET.split('/')[1];
 
-export const ip = (...args: string[]): string =>
-  execFileSync('ip', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-
 /** The names of the links the host has now. */
 export function linkNames(): string[] {
   return (JSON.parse(ip('-j', 'link', 'show')) as Array<{ ifname: string }>).map((link) => link.ifname);
 }
 
-/** Refuses a subnet another interface already routes: the pods' addresses must be ours alone. */
-export function assertSubnetFree(): void {
+/** Refuses ranges another route already covers (the default route aside): they must be ours alone. */
+export function assertRangesFree(): void {
   const routes = JSON.parse(ip('-j', '-4', 'route', 'show')) as Array<{ dst: string; dev: string }>;
-  const taken = routes.find((route) => route.dst === POD_SUBNET && route.dev !== BRIDGE);
-  if (taken)
-    throw new Error(`${POD_SUBNET} is already routed to ${taken.dev}: the node needs it for its pods`);
+  for (const range of [POD_SUBNET, SERVICE_CIDR]) {
+    const taken = routes.find(
+      (route) =>
+        route.dst !== 'default' &&
+        route.dev !== BRIDGE &&
+        rangesOverlap(cidrRange(route.dst), cidrRange(range)),
+    );
+    if (taken)
+      throw new Error(
+        `${range} overlaps ${taken.dst} on ${taken.dev}: the node needs it for its pods and Services`,
+      );
+  }
 }
 
+/** The bridge with the host's address, and the Service range routed onto it (both go with it). */
 export function createBridge(): void {
   ip('link', 'add', BRIDGE, 'type', 'bridge');
   ip('addr', 'add', `${HOST_ADDRESS}/${PREFIX}`, 'dev', BRIDGE);
   ip('link', 'set', BRIDGE, 'up');
+  ip('route', 'add', SERVICE_CIDR, 'dev', BRIDGE, 'src', HOST_ADDRESS);
 }
 
 /** The CNI network: the bridge plugin on our bridge, host-local IPAM, a route to the Services. */
-export function cniConfig(ipamDataDir: string, serviceCidr: string): string {
+export function cniConfig(ipamDataDir: string): string {
   return JSON.stringify(
     {
       cniVersion: '1.0.0',
@@ -63,7 +73,7 @@ export function cniConfig(ipamDataDir: string, serviceCidr: string): string {
                 },
               ],
             ],
-            routes: [{ dst: serviceCidr, gw: HOST_ADDRESS }],
+            routes: [{ dst: SERVICE_CIDR, gw: HOST_ADDRESS }],
           },
         },
       ],

@@ -3,22 +3,25 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Agent, request } from 'undici';
-import {
-  type ControlPlane,
-  controlPlaneDown,
-  controlPlaneUp,
-  mintUser,
-  readControlPlane,
-  SERVICE_CIDR,
-} from '../control-plane.js';
+import { missingCommands } from '../../lib/command-on-path.js';
+import { ociArchiveImageNames } from '../../lib/oci-archive.js';
+import { type ControlPlane, controlPlaneDown, controlPlaneUp, mintUser } from '../control-plane.js';
 import { freePort } from '../free-port.js';
-import { ownedBy, startDetached, waitFor } from '../processes.js';
+import { withFileLock } from '../lock.js';
+import { ownedBy, processRunning, startDetached, waitFor } from '../processes.js';
 import { NODE_TOOLS } from '../tool-versions.js';
 import { ensureTools, type Log, type ToolPaths } from '../tools.js';
 import { containerdConfig, corefile, kubeletConfig, kubeProxyConfig, type NodePaths } from './configs.js';
 import { foreignNodeSigns, removeNodeFromHost } from './host-cleanup.js';
-import { type HostRecord, readRecord, recordHost, saveRecord, writeSysctl } from './host-record.js';
-import { assertSubnetFree, BRIDGE, cniConfig, createBridge, HOST_ADDRESS, NODE_NAME } from './network.js';
+import {
+  type HostRecord,
+  readRecord,
+  readSysctls,
+  recordHost,
+  saveRecord,
+  writeSysctl,
+} from './host-record.js';
+import { assertRangesFree, BRIDGE, cniConfig, createBridge, HOST_ADDRESS, NODE_NAME } from './network.js';
 
 /** Debian's runc and CNI plugins: what containerd runs pods with and wires their network. */
 const RUNC = '/usr/sbin/runc';
@@ -33,6 +36,8 @@ const HOST_COMMANDS = [
   'umoci',
   'gcc',
 ];
+/** One node per host: starts and stops take turns. */
+const NODE_LOCK = '/run/edgeward-dev-node.lock';
 /** kubelet's ports: fixed, so one node per host. */
 const KUBELET_PORTS = [10250, 10248];
 
@@ -70,7 +75,7 @@ export function nodeUnavailableReason(): string | undefined {
       join(CNI_BIN_DIR, 'host-local'),
       join(CNI_BIN_DIR, 'loopback'),
     ].filter((path) => !existsSync(path)),
-    ...HOST_COMMANDS.filter((command) => spawnSync('sh', ['-c', `command -v ${command}`]).status !== 0),
+    ...missingCommands(HOST_COMMANDS),
   ];
   if (missing.length > 0) {
     return `missing ${missing.join(', ')} (Debian: apt-get install runc containernetworking-plugins iptables umoci build-essential)`;
@@ -87,16 +92,6 @@ async function portTaken(port: number): Promise<boolean> {
   });
 }
 
-/** Whether the process runs (a zombie does not) and is the cluster's (pids are reused). */
-function running(pid: number, dir: string): boolean {
-  try {
-    const state = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
-    return state !== 'Z' && state !== 'X' && ownedBy(pid, dir);
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Removes what an earlier node left behind (a crash, a killed test run) before a new one starts,
  * and refuses to start beside a node that still runs or one that is not ours.
@@ -105,13 +100,17 @@ export async function clearLeftovers(log: Log): Promise<void> {
   const record = readRecord();
   if (record) {
     const kubelet = record.pids.kubelet;
-    if (readControlPlane(record.clusterDir) && kubelet && running(kubelet, record.clusterDir)) {
+    const nodeRuns = kubelet !== undefined && processRunning(kubelet) && ownedBy(kubelet, record.clusterDir);
+    // A test's node lives as long as the test process; a CLI's until `down`.
+    const orphaned = record.ownedByStarter && !processRunning(record.starter);
+    const starting = !record.ready && processRunning(record.starter) && record.starter !== process.pid;
+    if ((nodeRuns && !orphaned) || starting) {
       throw new Error(
         `a node already runs for ${record.clusterDir}: stop it with 'edgeward dev-cluster down --dir ${record.clusterDir}'`,
       );
     }
     log(`removing what the node of ${record.clusterDir} left on this host`);
-    await removeNodeFromHost(record, log);
+    await removeNodeFromHost(record);
     await controlPlaneDown(record.clusterDir);
     return;
   }
@@ -120,9 +119,8 @@ export async function clearLeftovers(log: Log): Promise<void> {
     throw new Error(`this host already runs a Kubernetes node that is not edgeward's: ${signs.join('; ')}`);
   }
   for (const port of KUBELET_PORTS) {
-    if (await portTaken(port)) {
-      throw new Error(`port ${port} (kubelet's) is in use: is another kubelet running?`);
-    }
+    if (await portTaken(port))
+      throw new Error(`port ${port} (the kubelet's) is in use: is another kubelet running?`);
   }
 }
 
@@ -136,17 +134,32 @@ export interface NodeCluster extends ControlPlane {
  * Needs root; see `nodeUnavailableReason`. Everything it changes on the host is recorded first
  * and undone by `clusterDown`, or by the next `nodeClusterUp` after a crash.
  */
-export async function nodeClusterUp(dirArg: string, log: Log = () => {}): Promise<NodeCluster> {
+export async function nodeClusterUp(
+  dirArg: string,
+  log: Log = () => {},
+  options: { ownedByCaller?: boolean } = {},
+): Promise<NodeCluster> {
   const unavailable = nodeUnavailableReason();
   if (unavailable) throw new Error(`dev-cluster up --node: ${unavailable}`);
   const dir = resolve(dirArg);
-  await clearLeftovers(log);
   // Built (once) before anything on the host changes.
   const tools = await ensureTools(['etcd', 'kube-apiserver', 'kubectl', ...NODE_TOOLS], log);
-  assertSubnetFree();
-  const record = recordHost(dir);
-  record.kubeProxy = tools['kube-proxy'];
-  saveRecord(record);
+  return await withFileLock(NODE_LOCK, log, async () => {
+    await clearLeftovers(log);
+    assertRangesFree();
+    const record = recordHost(dir, options.ownedByCaller ?? false);
+    record.kubeProxy = tools['kube-proxy'];
+    saveRecord(record);
+    return await startOrUndo(dir, tools, record, log);
+  });
+}
+
+async function startOrUndo(
+  dir: string,
+  tools: ToolPaths,
+  record: HostRecord,
+  log: Log,
+): Promise<NodeCluster> {
   try {
     const started = Date.now();
     createBridge();
@@ -155,12 +168,22 @@ export async function nodeClusterUp(dirArg: string, log: Log = () => {}): Promis
     const plane = await controlPlaneUp(dir, log, { address: HOST_ADDRESS, forNode: true });
     const paths = nodePaths(dir);
     await startNode(plane, paths, tools, record, log);
+    record.ready = true;
+    record.nodeSysctls = readSysctls();
+    saveRecord(record);
     log(`node ${NODE_NAME} ready in ${Math.round((Date.now() - started) / 1000)} s (pods on ${BRIDGE})`);
     return { ...plane, node: { name: NODE_NAME, address: HOST_ADDRESS, paths } };
   } catch (error) {
     log('start failed; removing what it changed on the host');
-    await removeNodeFromHost(record, log);
-    await controlPlaneDown(dir);
+    try {
+      await removeNodeFromHost(record);
+      await controlPlaneDown(dir);
+    } catch (cleanup) {
+      throw new AggregateError(
+        [error, cleanup],
+        'the node did not start, and undoing its host changes failed',
+      );
+    }
     throw error;
   }
 }
@@ -190,7 +213,7 @@ async function startNode(
     saveRecord(record);
     return pid;
   };
-  writeFileSync(join(paths.cniConfDir, '10-edgeward.conflist'), cniConfig(paths.cniIpamDir, SERVICE_CIDR));
+  writeFileSync(join(paths.cniConfDir, '10-edgeward.conflist'), cniConfig(paths.cniIpamDir));
   writeFileSync(paths.containerdConfig, containerdConfig(paths, RUNC, CNI_BIN_DIR));
   // Pods with dnsPolicy Default get the cluster's DNS too: the host's resolvers are out of reach.
   writeFileSync(paths.resolvConf, `nameserver ${HOST_ADDRESS}\n`);
@@ -259,7 +282,7 @@ async function startNode(
       logFile('kube-scheduler'),
     ),
   );
-  started(
+  const controllerManager = started(
     'kube-controller-manager',
     startDetached(
       tools['kube-controller-manager'],
@@ -315,7 +338,7 @@ async function startNode(
       'kube-controller-manager',
       60_000,
       logFile('kube-controller-manager'),
-      record.pids['kube-controller-manager'] as number,
+      controllerManager,
       async () => {
         const response = await request(`${plane.server}/api/v1/namespaces/default/serviceaccounts/default`, {
           dispatcher: agent,
@@ -358,7 +381,7 @@ export function importImages(clusterDir: string, archives: string[], ctrBinary: 
   const paths = nodePaths(clusterDir);
   const names: string[] = [];
   for (const archive of archives) {
-    const named = archiveImageNames(archive);
+    const named = ociArchiveImageNames(archive);
     if (named.length === 0) {
       throw new Error(
         `${archive} names no image (its index.json has no io.containerd.image.name annotation)`,
@@ -376,25 +399,6 @@ export function importImages(clusterDir: string, archives: string[], ctrBinary: 
   return names;
 }
 
-/** The names an OCI archive's index gives its images, as containerd reads them. */
-function archiveImageNames(archive: string): string[] {
-  const index = spawnSync('tar', ['-xOf', archive, './index.json'], { encoding: 'utf8' });
-  const text =
-    index.status === 0
-      ? index.stdout
-      : spawnSync('tar', ['-xOf', archive, 'index.json'], { encoding: 'utf8' }).stdout;
-  let parsed: { manifests?: Array<{ annotations?: Record<string, string> }> };
-  try {
-    parsed = JSON.parse(text) as typeof parsed;
-  } catch (error) {
-    throw new Error(`${archive} is no OCI archive (no readable index.json)`, { cause: error });
-  }
-  return (parsed.manifests ?? []).flatMap((manifest) => {
-    const name = manifest.annotations?.['io.containerd.image.name'];
-    return name ? [name] : [];
-  });
-}
-
 /** The node's ctr (built with containerd). */
 export async function nodeCtr(): Promise<string> {
   return (await ensureTools(['ctr'])).ctr;
@@ -403,7 +407,9 @@ export async function nodeCtr(): Promise<string> {
 /** Stops the cluster of DIR: its node first (putting the host back), then the control plane. */
 export async function clusterDown(dirArg: string, log: Log = () => {}): Promise<void> {
   const dir = resolve(dirArg);
-  const record = readRecord();
-  if (record && record.clusterDir === dir) await removeNodeFromHost(record, log);
+  await withFileLock(NODE_LOCK, log, async () => {
+    const record = readRecord();
+    if (record && record.clusterDir === dir) await removeNodeFromHost(record);
+  });
   await controlPlaneDown(dir);
 }
