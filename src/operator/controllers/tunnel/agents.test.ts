@@ -105,7 +105,8 @@ describe('TunnelAgents', () => {
       reason: 'Refused',
       message: 'the credential may not bind app=web',
     });
-    expect(agents.retryInMs('ns/a')).toBe(60_000);
+    // The first retry comes soon: a token made a moment ago may not have reached the edge yet.
+    expect(agents.retryInMs('ns/a')).toBe(2_000);
     expect(agents.ensure('ns/a', desired(), '1')).toMatchObject({ phase: 'ended' });
     expect(created).toHaveLength(1);
     // The credential changed (a new generation): dialed again at once.
@@ -114,10 +115,31 @@ describe('TunnelAgents', () => {
     created[1]?.end({ reason: 'stop-command' });
     await flush();
     expect(agents.state('ns/a')).toMatchObject({ phase: 'ended', reason: 'Stopped' });
-    advance(60_000);
+    // The second ending in a row waits twice as long.
+    expect(agents.retryInMs('ns/a')).toBe(4_000);
+    advance(4_000);
     expect(agents.retryInMs('ns/a')).toBe(0);
     expect(agents.ensure('ns/a', desired(), '2')).toMatchObject({ phase: 'connecting' });
     expect(created).toHaveLength(3);
+  });
+
+  it('backs off from 2 s, doubling up to retryEndedMs, and starts over after a session', async () => {
+    const { agents, created, advance } = setup();
+    const waits: number[] = [];
+    agents.ensure('ns/a', desired());
+    for (let ending = 0; ending < 7; ending++) {
+      created.at(-1)?.end({ reason: 'refused', message: 'the authtoken is unknown' });
+      await flush();
+      const wait = agents.retryInMs('ns/a') ?? -1;
+      waits.push(wait);
+      advance(wait);
+      agents.ensure('ns/a', desired());
+    }
+    expect(waits).toEqual([2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000]);
+    created.at(-1)?.emit('session', 'ts_1');
+    created.at(-1)?.end({ reason: 'refused', message: 'revoked' });
+    await flush();
+    expect(agents.retryInMs('ns/a')).toBe(2_000);
   });
 
   it('runs nothing while not leading, and stops every agent on stopAll', () => {

@@ -21,8 +21,15 @@ export interface TunnelAgentsOptions {
   onChange: (key: string) => void;
   /** Whether agents may run now (this replica leads); `ensure` starts none otherwise. */
   mayRun: () => boolean;
-  /** How long an ended agent (refused, stopped by the edge) waits before it is dialed again. Default 5 min. */
+  /**
+   * How long an ended agent (refused, stopped by the edge) waits before it is dialed again: 2 s
+   * after the first ending, doubling with each one in a row, up to this. Default 5 min. A refusal
+   * right after a credential is made is often the edge not knowing its token yet (its feed lags
+   * under load), so the first retries come soon.
+   */
   retryEndedMs?: number;
+  /** The first of those waits. Default 2 s. */
+  firstRetryMs?: number;
   createAgent?: (options: AgentOptions) => TunnelAgent;
   now?: () => number;
 }
@@ -36,6 +43,8 @@ interface Running {
   /** Where the agent forwards now; `setForward` moves it, so the next carried connection dials the new address. */
   target: ForwardTarget;
   state: AgentState;
+  /** For an ended agent: how long after its end it is dialed again. */
+  retryAfterMs: number;
 }
 
 /**
@@ -48,11 +57,15 @@ export class TunnelAgents {
   readonly #options: TunnelAgentsOptions;
   readonly #running = new Map<string, Running>();
   readonly #retryEndedMs: number;
+  readonly #firstRetryMs: number;
   readonly #now: () => number;
+  /** Endings in a row per key (reset by a session): the backoff's exponent. */
+  readonly #endings = new Map<string, number>();
 
   constructor(options: TunnelAgentsOptions) {
     this.#options = options;
     this.#retryEndedMs = options.retryEndedMs ?? 5 * 60_000;
+    this.#firstRetryMs = Math.min(options.firstRetryMs ?? 2_000, this.#retryEndedMs);
     this.#now = options.now ?? Date.now;
   }
 
@@ -74,7 +87,7 @@ export class TunnelAgents {
   retryInMs(key: string): number | undefined {
     const state = this.state(key);
     if (state?.phase !== 'ended') return undefined;
-    return Math.max(0, state.at + this.#retryEndedMs - this.#now());
+    return Math.max(0, state.at + (this.#running.get(key)?.retryAfterMs ?? 0) - this.#now());
   }
 
   /**
@@ -95,12 +108,17 @@ export class TunnelAgents {
         running.state.phase === 'ended' && (running.attempt !== attempt || this.retryInMs(key) === 0);
       if (!retry) return running.state;
     }
-    this.stop(key);
+    this.#stopAgent(key);
     return this.#start(key, desired, fingerprint, attempt).state;
   }
 
-  /** Stops the key's agent (its session ends at the edge). */
+  /** Stops the key's agent (its session ends at the edge) and forgets its backoff. */
   stop(key: string): void {
+    this.#endings.delete(key);
+    this.#stopAgent(key);
+  }
+
+  #stopAgent(key: string): void {
     const running = this.#running.get(key);
     if (!running) return;
     this.#running.delete(key);
@@ -124,13 +142,17 @@ export class TunnelAgents {
       attempt,
       target,
       state: { phase: 'connecting', edgeAddr },
+      retryAfterMs: 0,
     };
     const update = (state: AgentState) => {
       if (this.#running.get(key) !== running) return; // replaced or stopped meanwhile
       running.state = state;
       this.#options.onChange(key);
     };
-    agent.on('session', (sessionId) => update({ phase: 'online', edgeAddr, sessionId }));
+    agent.on('session', (sessionId) => {
+      this.#endings.delete(key);
+      update({ phase: 'online', edgeAddr, sessionId });
+    });
     agent.on('disconnected', (reason) => update({ phase: 'connecting', edgeAddr, lastError: reason }));
     void agent.done.then((end: AgentEnd) => {
       if (end.reason === 'stopped') return;
@@ -140,6 +162,11 @@ export class TunnelAgents {
           : end.reason === 'stop-command'
             ? 'the edge sent a stop command'
             : 'the edge sent a restart command';
+      if (this.#running.get(key) === running) {
+        const endings = (this.#endings.get(key) ?? 0) + 1;
+        this.#endings.set(key, endings);
+        running.retryAfterMs = Math.min(this.#retryEndedMs, this.#firstRetryMs * 2 ** (endings - 1));
+      }
       update({
         phase: 'ended',
         edgeAddr,

@@ -230,7 +230,7 @@ function readyOf(state: AgentState, target: string, token: string): ReadyFields 
       return {
         status: 'False',
         reason: state.reason,
-        message: `${state.message.replaceAll(token, '[redacted]')} (dialed again when the Tunnel, its credential or token changes, or in a few minutes)`,
+        message: `${state.message.replaceAll(token, '[redacted]')} (dialed again when the Tunnel, its credential or token changes, or after a backoff from 2 s up to 5 minutes)`,
       };
   }
 }
