@@ -212,8 +212,14 @@ describe('event delivery to Datadog', () => {
       5000,
     );
     expect(left).toEqual([]);
-    const metrics = await t.server.app.metrics.metrics();
-    expect(metrics).toContain(`edgeward_events_dropped_total{destination_id="${doomed}"} 3`);
+    // Counted by the dispatcher once it has dropped them: a moment after the rows are gone.
+    const dropped = `edgeward_events_dropped_total{destination_id="${doomed}"} 3`;
+    const metrics = await eventually(
+      () => t.server.app.metrics.metrics(),
+      (text) => text.includes(dropped),
+      5000,
+    );
+    expect(metrics).toContain(dropped);
 
     expect((await t.api('POST', '/reserved_addrs', { region: 'eu' })).status).toBe(201);
     await eventually(

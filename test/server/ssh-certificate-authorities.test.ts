@@ -105,24 +105,30 @@ describe('SSH certificate authorities', () => {
   );
 
   it('generates the key before its write transaction, so other requests do not wait for it', async () => {
-    const order: string[] = [];
-    const rsa = t.api<SshCa>('POST', '/ssh_certificate_authorities', {
-      private_key_type: 'rsa',
-      key_size: 4096,
-    });
-    const created = rsa.then((response) => {
-      order.push('rsa-4096 created');
-      return response;
-    });
-    // Well inside the second or more that an RSA-4096 key takes, a write and a read of other requests.
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    const write = await t.api('POST', '/ip_policies', { description: 'while a CA key is generated' });
-    expect(write.status).toBe(201);
-    order.push('other write done');
-    const read = await t.api('GET', '/ssh_certificate_authorities?limit=1');
-    expect(read.status).toBe(200);
-    order.push('other read done');
-    expect((await created).status).toBe(201);
+    // An RSA-4096 key takes a second or more to find, but now and then far less (its primes are
+    // random): an attempt whose key came in under a second says nothing, so up to three are made.
+    let order: string[] = [];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      order = [];
+      const started = Date.now();
+      const created = t
+        .api<SshCa>('POST', '/ssh_certificate_authorities', { private_key_type: 'rsa', key_size: 4096 })
+        .then((response) => {
+          order.push('rsa-4096 created');
+          return { response, ms: Date.now() - started };
+        });
+      // Well inside the key's generation, a write and a read of other requests.
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const write = await t.api('POST', '/ip_policies', { description: 'while a CA key is generated' });
+      expect(write.status).toBe(201);
+      order.push('other write done');
+      const read = await t.api('GET', '/ssh_certificate_authorities?limit=1');
+      expect(read.status).toBe(200);
+      order.push('other read done');
+      const { response, ms } = await created;
+      expect(response.status).toBe(201);
+      if (ms >= 1000) break;
+    }
     expect(order).toEqual(['other write done', 'other read done', 'rsa-4096 created']);
   });
 
