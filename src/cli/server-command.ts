@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { DEFAULT_MAX_JSON_DEPTH, MAX_JSON_DEPTH_CEILING } from '../server/plugins/parsed-body-check.js';
 import { defineCommand, UsageError } from './command.js';
 import { type EdgeFlagDefaults, edgeFlags, parsePortRange, TCP_PORT_RANGE_FLAG } from './edge-flags.js';
 
@@ -51,6 +52,12 @@ export const serverCommand = defineCommand({
       default: '12000',
       help: 'requests per minute per API key owner; 0 sets no limit',
     },
+    'max-json-depth': {
+      type: 'string',
+      value: 'N',
+      default: String(DEFAULT_MAX_JSON_DEPTH),
+      help: 'how deeply the arrays and objects of a request body may nest; deeper is a 400 naming the field',
+    },
     'no-event-delivery': {
       type: 'boolean',
       help: 'do not deliver account events from this process (another replica may)',
@@ -73,7 +80,7 @@ export const serverCommand = defineCommand({
     },
     'print-edge-key': {
       type: 'boolean',
-      help: 'print the key edges authenticate with (EDGEWARD_EDGE_KEY of edgeward edge), then exit',
+      help: 'print the key edges authenticate with (EDGEWARD_EDGE_KEY of edgeward edge), then exit; makes DIR/secret.key if the server has not started yet',
     },
     edge: {
       type: 'boolean',
@@ -89,6 +96,12 @@ export const serverCommand = defineCommand({
   run: async (values) => {
     const dataDir = values['data-dir'];
     if (values['print-edge-key']) {
+      if (values['database-url'] && !process.env.EDGEWARD_SECRET_KEY) {
+        // The server refuses this too: a key generated here would be no replica's.
+        throw new UsageError(
+          '--print-edge-key with --database-url needs EDGEWARD_SECRET_KEY, the key every replica shares: the edge key is derived from it',
+        );
+      }
       const { loadSecretKey } = await import('../crypto/secret-key-file.js');
       const { edgeKeyFor } = await import('../server/data-plane/edge-key.js');
       const secretKey = loadSecretKey(dataDir, process.env.EDGEWARD_SECRET_KEY);
@@ -101,6 +114,12 @@ export const serverCommand = defineCommand({
     const rateLimit = Number(values['rate-limit']);
     if (!Number.isInteger(rateLimit) || rateLimit < 0) {
       throw new UsageError(`--rate-limit: '${values['rate-limit']}' is not a whole number`);
+    }
+    const maxJsonDepth = Number(values['max-json-depth']);
+    if (!Number.isInteger(maxJsonDepth) || maxJsonDepth < 1 || maxJsonDepth > MAX_JSON_DEPTH_CEILING) {
+      throw new UsageError(
+        `--max-json-depth: '${values['max-json-depth']}' is not a whole number from 1 to ${MAX_JSON_DEPTH_CEILING}`,
+      );
     }
     const eventDelivery = values['no-event-delivery']
       ? undefined
@@ -127,6 +146,7 @@ export const serverCommand = defineCommand({
       tcpAddrDomain: values['tcp-addr-domain'],
       tcpPortRange: parsePortRange(values['tcp-port-range'], '--tcp-port-range'),
       rateLimitPerMinute: rateLimit,
+      maxJsonDepth,
       adminApiKey: process.env.EDGEWARD_ADMIN_API_KEY,
       secretKey: process.env.EDGEWARD_SECRET_KEY,
       edgeKey: process.env.EDGEWARD_EDGE_KEY,

@@ -43,6 +43,8 @@ export interface AppOptions {
   logger?: FastifyBaseLogger | false;
   /** Requests per minute per API key owner; 0 disables. */
   rateLimitPerMinute?: number | undefined;
+  /** How deeply a request body's arrays and objects may nest (default `DEFAULT_MAX_JSON_DEPTH`, 64). */
+  maxJsonDepth?: number | undefined;
   https?: { key: Buffer; cert: Buffer } | undefined;
   /**
    * Check every handler result against its route's response schema and answer a mismatch with a
@@ -151,7 +153,7 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
   changes.on('hearing', (hearing) => principals.setEnabled(hearing));
 
   await app.register(errorsPlugin);
-  await app.register(jsonBodyPlugin);
+  await app.register(jsonBodyPlugin, { maxDepth: options.maxJsonDepth });
   await app.register(authPlugin, { db: reads, principals });
   await app.register(rateLimitPlugin, {
     perMinute: options.rateLimitPerMinute ?? DEFAULT_RATE_LIMIT_PER_MINUTE,

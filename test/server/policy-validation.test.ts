@@ -313,6 +313,42 @@ describe('policy module: refused policies name the field', () => {
     }
   });
 
+  it('refuses log metadata nested past the body depth limit (64) at any depth, naming it, on every kind of edge', async () => {
+    // As text: JSON.stringify itself runs out of stack on the deepest of these.
+    const nested = (levels: number) => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+    const policyText = (levels: number) =>
+      `{"inbound":[{"name":"r","expressions":[],"actions":[{"type":"log","config":{"metadata":${nested(levels)}}}]}]}`;
+    const route = await newRoute();
+    // The metadata object is the body's 7th level: 58 nested objects from there fill the 64 allowed.
+    const deepest = await t.api('PUT', `${route}/policy`, undefined, { rawBody: policyText(58) });
+    expect(deepest.status, deepest.text).toBe(200);
+    expect((await t.api('GET', `${route}/policy`)).text).toContain(`"metadata":${nested(58)}`);
+    const tooDeep =
+      /^inbound\[0\]\.actions\[0\]\.config\.metadata(\.a)+: nests deeper than 64 levels of arrays and objects/;
+    // 3,800 levels made a recursive walk over the body run out of stack (a 500); 100,000 still parse.
+    for (const levels of [59, 3_800, 100_000]) {
+      const response = await t.api('PUT', `${route}/policy`, undefined, { rawBody: policyText(levels) });
+      expect(response.status, `${levels} levels: ${response.text.slice(0, 300)}`).toBe(400);
+      expect(response.body.error_code).toBe('ERR_EDGEWARD_100');
+      expect(response.body.msg).toMatch(tooDeep);
+    }
+    for (const kind of ['tcp', 'tls']) {
+      const edge = (await t.api('POST', `/edges/${kind}`, {})).body.id as string;
+      const put = await t.api('PUT', `/edges/${kind}/${edge}/policy`, undefined, {
+        rawBody: policyText(3_800),
+      });
+      expect(put.status, `${kind}: ${put.text.slice(0, 300)}`).toBe(400);
+      expect(put.body.msg).toMatch(tooDeep);
+      const created = await t.api('POST', `/edges/${kind}`, undefined, {
+        rawBody: `{"policy":${policyText(100_000)}}`,
+      });
+      expect(created.status, `${kind}: ${created.text.slice(0, 300)}`).toBe(400);
+      expect(created.body.msg).toMatch(
+        /^policy\.inbound\[0\]\.actions\[0\]\.config\.metadata(\.a)+: nests deeper/,
+      );
+    }
+  });
+
   it('leaves the stored policy unchanged when a replacement is refused', async () => {
     const path = await newRoute();
     const good = { inbound: [rule({ expressions: ["req.method == 'POST'"] })] };

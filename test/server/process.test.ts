@@ -1,9 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EDGE_FEED_PATH } from '../../src/schemas/edge-config.js';
+import { spawnCli } from '../support/cli-process.js';
 import { waitFor } from '../support/eventually.js';
 import { projectStore } from '../support/server.js';
 import { type ServerProcess, spawnServer } from '../support/server-process.js';
@@ -27,8 +30,8 @@ function tempDir(): string {
   return dir;
 }
 
-async function start(args: string[], env: Record<string, string | undefined> = {}) {
-  const server = await spawnServer(args, env);
+async function start(args: string[], env: Record<string, string | undefined> = {}, wrapper: string[] = []) {
+  const server = await spawnServer(args, env, undefined, wrapper);
   running.push(server);
   return server;
 }
@@ -235,5 +238,86 @@ describe('edgeward server (as a process)', { timeout: 120_000 }, () => {
     );
     const body = (await response.json()) as { id: string; uri: string };
     expect(body.uri).toBe(`https://api.example.test/ip_policies/${body.id}`);
+  });
+
+  it('creates the database, its -wal and -shm files and the secret key readable by their owner only', async () => {
+    const dataDir = join(tempDir(), 'data');
+    const key = 'ewk_file_modes_0123456789abcdefghijkl';
+    // Under the usual umask 022, where a file created with the default mode is world-readable.
+    const server = await start(['--data-dir', dataDir], { EDGEWARD_ADMIN_API_KEY: key }, [
+      'sh',
+      '-c',
+      'umask 022 && exec "$0" "$@"',
+    ]);
+    expect((await call(server.listenUrl, key, 'POST', '/ip_policies', {})).status).toBe(201);
+    const modes = Object.fromEntries(
+      readdirSync(dataDir).map((file) => [file, (statSync(join(dataDir, file)).mode & 0o777).toString(8)]),
+    );
+    expect(modes).toEqual({
+      'edgeward.sqlite': '600',
+      'edgeward.sqlite-wal': '600',
+      'edgeward.sqlite-shm': '600',
+      'secret.key': '600',
+    });
+    expect((statSync(dataDir).mode & 0o777).toString(8)).toBe('700');
+  });
+
+  it('prints the edge key before the first start, making the key file that start then uses', async () => {
+    const dataDir = join(tempDir(), 'not-started-yet');
+    const noKeys = { EDGEWARD_SECRET_KEY: undefined, EDGEWARD_EDGE_KEY: undefined };
+    const printed = spawnCli(['server', '--data-dir', dataDir, '--print-edge-key'], noKeys);
+    const [code] = (await once(printed.child, 'exit')) as [number | null];
+    expect(code, printed.output()).toBe(0);
+    const edgeKey = printed.output().trim();
+    expect(edgeKey).toMatch(/^ewedge_[A-Za-z0-9_-]{43}$/);
+    expect((statSync(dataDir).mode & 0o777).toString(8)).toBe('700');
+    expect((statSync(join(dataDir, 'secret.key')).mode & 0o777).toString(8)).toBe('600');
+
+    const apiKey = 'ewk_print_edge_key_0123456789abcdefgh';
+    const server = await start(['--data-dir', dataDir], { ...noKeys, EDGEWARD_ADMIN_API_KEY: apiKey });
+    const feed = (bearer: string) =>
+      fetch(`${server.listenUrl}${EDGE_FEED_PATH}?edge_id=printed-key-probe&region=us`, {
+        headers: { authorization: `Bearer ${bearer}` },
+      });
+    const accepted = await feed(edgeKey);
+    expect(accepted.status).toBe(200);
+    await accepted.body?.cancel();
+    expect((await feed(`${edgeKey.slice(0, -1)}x`)).status).toBe(401);
+
+    // On PostgreSQL the key must be the replicas' shared one: a file made here would be no replica's.
+    const elsewhere = join(tempDir(), 'postgres-replica');
+    const refused = spawnCli(
+      [
+        'server',
+        '--data-dir',
+        elsewhere,
+        '--database-url',
+        'postgres://127.0.0.1:1/none',
+        '--print-edge-key',
+      ],
+      noKeys,
+    );
+    const [refusedCode] = (await once(refused.child, 'exit')) as [number | null];
+    expect(refusedCode).toBe(2);
+    expect(refused.output()).toContain('--print-edge-key with --database-url needs EDGEWARD_SECRET_KEY');
+    expect(existsSync(elsewhere)).toBe(false);
+  });
+
+  it('takes --max-json-depth, and refuses a depth it could not honour', async () => {
+    const key = 'ewk_max_json_depth_0123456789abcdefgh';
+    const server = await start(['--data-dir', tempDir(), '--max-json-depth', '3'], {
+      EDGEWARD_ADMIN_API_KEY: key,
+    });
+    const response = await call(server.listenUrl, key, 'POST', '/ip_policies', { a: { b: { c: {} } } });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { msg: string }).msg).toBe(
+      'a.b.c: nests deeper than 3 levels of arrays and objects, the most a request body may have',
+    );
+    for (const depth of ['0', '1001']) {
+      const refused = spawnCli(['server', '--data-dir', tempDir(), '--max-json-depth', depth]);
+      const [code] = (await once(refused.child, 'exit')) as [number | null];
+      expect(code, depth).toBe(2);
+      expect(refused.output()).toContain(`--max-json-depth: '${depth}' is not a whole number from 1 to 1000`);
+    }
   });
 });

@@ -237,6 +237,39 @@ describe('paging', () => {
     expect(page.body.ip_policies[0]?.id).toBe(a);
   });
 
+  it('400s a before_id that is not an id of the list, naming it, on every kind of list', async () => {
+    const policy = (await t.api('POST', '/ip_policies', {})).body.id as string;
+    const edge = (await t.api('POST', '/edges/https', {})).body.id as string;
+    const credential = (await t.api('POST', '/credentials', {})).body.id as string;
+    const lists: Array<[string, string]> = [
+      ['/ip_policies', 'ipp_'],
+      [`/ip_policy_rules?ip_policy_id=${policy}`, 'ipr_'],
+      [`/edges/https/${edge}/routes`, 'edghtsrt_'],
+      ['/tunnel_sessions', 'ts_'],
+    ];
+    // Each would sort before or after every id of the list: an empty or a whole page, as if that were it.
+    const notIds = ['zzz', '0', 'ipp', 'ipp_', 'ipp_a.b', credential, edge];
+    for (const [list, prefix] of lists) {
+      for (const beforeId of notIds) {
+        const separator = list.includes('?') ? '&' : '?';
+        const url = `${list}${separator}before_id=${encodeURIComponent(beforeId)}`;
+        const response = await t.api('GET', url);
+        expect(response.status, url).toBe(400);
+        expect(response.body, url).toMatchObject({
+          error_code: 'ERR_EDGEWARD_100',
+          msg: `before_id: must be an id of this list (${prefix} and letters or digits)`,
+        });
+      }
+    }
+    // An id of the list is a place in it, whether or not its item still exists.
+    const page = await t.api<{ ip_policies: Array<{ id: string }> }>(
+      'GET',
+      `/ip_policies?before_id=ipp_${'z'.repeat(27)}&limit=1`,
+    );
+    expect(page.status).toBe(200);
+    expect(page.body.ip_policies.map((item) => item.id)).toEqual([policy]);
+  });
+
   it('400s limits outside 1..100 and unknown query parameters, naming them', async () => {
     for (const query of ['limit=0', 'limit=101', 'limit=abc', 'limit=1.5']) {
       const response = await t.api('GET', `/ip_policies?${query}`);

@@ -228,6 +228,33 @@ describe('tunnel-group backends', () => {
     expect((await t.api('DELETE', `${PATH}/${bystander.id}`)).status).toBe(204);
   });
 
+  it('looks through a stored policy nested deeper than bodies may now be, without running out of stack', async () => {
+    const backend = await create({ labels: { app: 'deep' } });
+    // Written as a server without the body depth limit stored it: log metadata 10,000 levels deep
+    // whose innermost member is named like the backend (a name, not a reference to it).
+    const levels = 10_000;
+    const metadata = `${'{"a":'.repeat(levels)}{"${backend.id}":1}${'}'.repeat(levels)}`;
+    const modules = `{"policy":{"enabled":true,"inbound":[{"name":"r","expressions":[],"actions":[{"type":"log","config":{"metadata":${metadata}}}]}],"outbound":[]}}`;
+    const id = newId('edgtcp');
+    await t.server.app.edgeward.db
+      .insertInto('tcp_edges')
+      .values({
+        id,
+        created_at: '2024-01-01T00:00:00Z',
+        description: '',
+        metadata: '',
+        hostports: '[]',
+        modules,
+      })
+      .execute();
+    try {
+      const deleted = await t.api('DELETE', `${PATH}/${backend.id}`);
+      expect(deleted.status, deleted.text).toBe(204);
+    } finally {
+      await t.server.app.edgeward.db.deleteFrom('tcp_edges').where('id', '=', id).execute();
+    }
+  });
+
   it('pages the list newest first with absolute next_page_uri', async () => {
     const older = await create({ labels: { page: '1' } });
     const newer = await create({ labels: { page: '2' } });

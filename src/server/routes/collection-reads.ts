@@ -5,6 +5,7 @@ import { quickListQueryWith, registerQuickParser } from '../http/common-inputs.j
 import type { RequestContext } from '../http/context.js';
 import { listResponse } from '../http/list-response.js';
 import { defineRoute } from '../http/route.js';
+import { listCursor } from '../store/paging.js';
 import { type ColumnEquals, deleteRow, fetchRowsPage, type Row, type TableWithId } from '../store/rows.js';
 import type { Collection, ListFilter } from './collection.js';
 import { requireVisibleRow } from './visible-row.js';
@@ -92,7 +93,7 @@ export function defineListRoute<T extends TableWithId, Item extends z.ZodType, L
       }
       const page = await fetchRowsPage(ctx.db, collection.table, where, {
         limit: query.limit,
-        beforeId: query.before_id,
+        beforeId: listCursor(query.before_id, collection.idPrefix),
       });
       const items = collection.toWireMany
         ? await collection.toWireMany(page.rows, ctx)

@@ -26,7 +26,7 @@ import { recordEvent } from '../events/outbox.js';
 import type { RequestContext } from '../http/context.js';
 import { listResponse } from '../http/list-response.js';
 import { defineRoute } from '../http/route.js';
-import { fetchPage } from '../store/paging.js';
+import { fetchPage, listCursor } from '../store/paging.js';
 import { deleteRow, insertRow, type Row, requireRow, updateRow } from '../store/rows.js';
 import { newDescribedRow } from './described-row.js';
 import { defineModuleRoutes } from './edge-module-routes.js';
@@ -223,7 +223,7 @@ export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> 
         'id',
         {
           limit: query.limit,
-          beforeId: query.before_id,
+          beforeId: listCursor(query.before_id, ID_PREFIX),
         },
       );
       return listResponse(ctx, 'routes', routesPath(edge.id), query, page, (row) =>

@@ -80,11 +80,20 @@ async function moduleHolderOf(db: Db, backendId: string): Promise<string | undef
   return holder ? `${MODULE_OWNERS[holder.table]} ${holder.id}` : undefined;
 }
 
-/** True when `id` appears as a string value anywhere in the parsed modules object. */
-function mentions(value: unknown, id: string): boolean {
-  if (value === id) return true;
-  if (value === null || typeof value !== 'object') return false;
-  return Object.values(value).some((member) => mentions(member, id));
+/**
+ * True when `id` appears as a string value anywhere in the parsed modules object. Iterative: the
+ * modules hold free-form members (a policy's log metadata) that rows written before bodies had a
+ * depth limit may nest thousands of levels deep.
+ */
+function mentions(modules: unknown, id: string): boolean {
+  const pending: unknown[] = [modules];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (value === id) return true;
+    if (value !== null && typeof value === 'object')
+      for (const member of Object.values(value)) pending.push(member);
+  }
+  return false;
 }
 
 export async function tunnelGroupBackendRoutes(app: FastifyInstance): Promise<void> {

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
 import type { DurableWriter } from './group-commit.js';
@@ -63,6 +63,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Store> {
   }
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const path = join(options.dataDir, SQLITE_FILE);
+  createOwnerOnly(path);
   const writer = new SqliteConnection(path, { queryOnly: false });
   const db = kyselyOver(writer);
   await migrateOrClose(db);
@@ -81,6 +82,16 @@ export async function openDatabase(options: DatabaseOptions): Promise<Store> {
       await walSync.close();
     },
   };
+}
+
+/**
+ * Creates the database file, when it is new, readable by its owner only, as `secret.key` is: it
+ * holds token hashes and the account's whole configuration. SQLite would create it 0644, and
+ * creates its `-wal` and `-shm` files with the database file's mode, so they follow. An existing
+ * file keeps the mode it has (an operator may have chosen it).
+ */
+function createOwnerOnly(path: string): void {
+  closeSync(openSync(path, 'a', 0o600));
 }
 
 function kyselyOver(connection: SqliteConnection): Db {

@@ -1,4 +1,5 @@
 import type { SelectQueryBuilder } from 'kysely';
+import { badRequest } from '../errors/api-error.js';
 import type { Database } from './tables.js';
 
 export interface PageRequest {
@@ -10,6 +11,23 @@ export interface Page<Row> {
   rows: Row[];
   /** Id to pass as `before_id` for the next page, or null when this is the last page. */
   nextBeforeId: string | null;
+}
+
+const BASE62 = /^[0-9A-Za-z]+$/;
+
+/**
+ * `before_id` checked as a cursor of the list whose ids are `<idPrefix>_` and base62 characters.
+ * Any such string is a place in the list's order (the item may since have been deleted); anything
+ * else sorts before or after every id and would answer an empty or a whole page as if that were
+ * the list, so it is a 400 naming the parameter.
+ */
+export function listCursor(beforeId: string | undefined, idPrefix: string): string | undefined {
+  if (beforeId === undefined) return undefined;
+  const prefix = `${idPrefix}_`;
+  if (!beforeId.startsWith(prefix) || !BASE62.test(beforeId.slice(prefix.length))) {
+    throw badRequest(`before_id: must be an id of this list (${prefix} and letters or digits)`);
+  }
+  return beforeId;
 }
 
 /**
