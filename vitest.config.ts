@@ -24,6 +24,7 @@ const BOTH_STORES = [
   'test/events/events-outbox.test.ts', // the outbox
   'test/events/event-delivery-datadog.test.ts', // delivery rounds, leases and records
   'test/events/event-delivery-faults.test.ts', // replicas sharing delivery, a killed one's leases
+  'test/edge/server-replicas.test.ts', // an edge's feed moving to a surviving replica (PostgreSQL only)
 ];
 
 /** Suites that change what the whole cluster shares (CRDs, cluster-wide admission): run alone. */

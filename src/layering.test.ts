@@ -19,9 +19,10 @@ const RULES: { folder: string; mayImport: string[] }[] = [
   // Traffic policy: compiled by the API to check policies when written, run by the edge.
   { folder: 'traffic-policy', mayImport: ['traffic-policy', 'schemas'] },
   { folder: 'client', mayImport: ['client', 'schemas'] },
-  // The data plane: the edge and the agent share only the wire contracts of schemas/.
+  // The data plane: the edge and the agent share only the wire contracts of schemas/ (and lib/'s
+  // small helpers).
   { folder: 'edge', mayImport: ['edge', 'schemas', 'traffic-policy', 'crypto', 'lib'] },
-  { folder: 'agent', mayImport: ['agent', 'schemas'] },
+  { folder: 'agent', mayImport: ['agent', 'schemas', 'lib'] },
   { folder: 'dev-cluster', mayImport: ['dev-cluster', 'crypto', 'lib'] },
   // Inside the server: store → events → auth, idempotency → http → edge resources and routes →
   // plugins and app.

@@ -1,21 +1,20 @@
+import { lookup } from 'node:dns/promises';
 import { EventEmitter } from 'node:events';
-import http2, { type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
+import type { ServerHttp2Stream } from 'node:http2';
 import { isIP } from 'node:net';
 import { pipeline } from 'node:stream';
-import tls from 'node:tls';
+import { joinHostPort } from '../lib/listen-address.js';
 import {
   type AgentCommand,
-  type AgentHello,
+  type AgentHelloV2,
   agentCommand,
-  type SessionVerdict,
-  SourceHeader,
-  sessionVerdict,
-  TUNNEL_ALPN,
-  TUNNEL_WINDOW_BYTES,
-  TunnelPath,
+  type LiveEdge,
+  type SessionLivenessSettings,
 } from '../schemas/tunnel-protocol.js';
+import { type CarriedSource, EdgeLink, readJson } from './edge-link.js';
 import { dialTarget, type ForwardTarget } from './forward-target.js';
-import { parseEdgeAddr } from './options.js';
+import { watchEdgeLiveness } from './liveness.js';
+import { DEFAULT_HA_CONNECTIONS, parseEdgeAddr } from './options.js';
 import { reconnectDelayMs } from './reconnect.js';
 import { type StagedRelease, UpdateRefused, Updater, type UpdaterOptions } from './update.js';
 
@@ -42,6 +41,10 @@ export interface AgentOptions {
   update?: Omit<UpdaterOptions, 'currentVersion'>;
   /** The platform the agent reports and whose rules it follows (`process.platform` by default). */
   platform?: NodeJS.Platform;
+  /** On how many edges at most to hold a session at once (default `DEFAULT_HA_CONNECTIONS`). */
+  haConnections?: number;
+  /** How the agent pings each edge and when it gives up on one (`SESSION_LIVENESS` by default). */
+  liveness?: Partial<SessionLivenessSettings>;
 }
 
 /** Why an agent run ended (`done`). */
@@ -60,18 +63,19 @@ export type UpdateEvent =
   | { state: 'updated'; staged: StagedRelease }
   | { state: 'failed'; version: string; error: string };
 
-export interface CarriedSource {
-  ip: string;
-  port: number;
-}
+export type { CarriedSource } from './edge-link.js';
 
 type AgentEvents = {
   /** A session opened; its id is what the API lists. */
   session: [id: string];
   /** The edge refused the session (a bad token, a bind the ACL does not allow). */
   refused: [reason: string];
-  /** The connection to the edge ended; the agent reconnects after `delayMs` unless stopped. */
+  /** The agent holds no session any more; it reconnects after `delayMs` unless stopped. */
   disconnected: [reason: string, delayMs: number];
+  /** One session ended (others may carry on). */
+  sessionClosed: [id: string, reason: string];
+  /** An edge is draining the session: a replacement is being dialed elsewhere. */
+  draining: [id: string | undefined];
   /** One public connection: carried to the forward target, or the target could not be reached. */
   connection: [source: CarriedSource | undefined, outcome: 'carried' | 'unreachable'];
   /** A command from the edge: accepted, or refused with the reason the edge was told. */
@@ -83,25 +87,34 @@ type AgentEvents = {
   update: [UpdateEvent];
 };
 
-/** How long a graceful close may take before the socket is destroyed. */
-const CLOSE_GRACE_MS = 2_000;
+/** After an edge said "already held", the shared address is tried again after this (doubling, capped). */
+const ALREADY_HELD_RETRY_MS = 1_000;
+const ALREADY_HELD_RETRY_CAP_MS = 30_000;
 
 /**
- * `edgeward agent`: dials the edge over TLS and serves HTTP/2 on that connection, so the edge can
- * open a stream per connection it carries; each stream is piped to the forward target. Reconnects
- * with exponential backoff and full jitter; each connection is a new session with a new id. Carries
- * out the edge's commands (restart, stop, update).
+ * `edgeward agent`: holds a session on each of several edges (`haConnections`, one connection per
+ * edge: `edge-link.ts`) so losing an edge loses none of its traffic. It dials the edge address it
+ * was given (every address a DNS name resolves to), learns the live edges from the first edge's
+ * verdict and later updates, and dials each edge by its own address when it advertises one, or the
+ * shared address again (naming the edges it holds, which an edge it already holds refuses) until it
+ * holds a session on as many edges as it should. Each session is piped to the forward target per
+ * stream. Reconnects with exponential backoff and full jitter; each connection is a new session
+ * with a new id. Carries out the edge's commands (restart, stop, update) for the whole agent.
  */
 export class Agent extends EventEmitter<AgentEvents> {
   readonly updater: Updater;
   readonly #platform: NodeJS.Platform;
+  readonly #haConnections: number;
   #stopped = false;
-  #socket: tls.TLSSocket | undefined;
-  #h2: ServerHttp2Session | undefined;
+  readonly #links = new Set<EdgeLink>();
+  /** The address each link dialed, so a dial of the shared address can prefer an unused one. */
+  readonly #dialed = new Map<EdgeLink, string>();
   #timer: NodeJS.Timeout | undefined;
   #attempt = 0;
-  #sessionId: string | undefined;
-  #restarting = false;
+  #alreadyHeldDelayMs = 0;
+  readonly #alreadyHeldLinks = new WeakSet<EdgeLink>();
+  /** The live edges as the last version 2 edge said (empty: only the shared address is known). */
+  #edges: LiveEdge[] = [];
   #done = deferred<AgentEnd>();
   #ended = false;
 
@@ -113,17 +126,25 @@ export class Agent extends EventEmitter<AgentEvents> {
     parseEdgeAddr(options.edgeAddr); // fails here, not on the first dial
     this.#platform = options.platform ?? process.platform;
     this.#forward = options.forward;
+    this.#haConnections = options.haConnections ?? DEFAULT_HA_CONNECTIONS;
+    if (!Number.isInteger(this.#haConnections) || this.#haConnections < 1)
+      throw new Error(`haConnections: expected a whole number of at least 1, not ${this.#haConnections}`);
     this.updater = new Updater({ currentVersion: options.agentVersion, ...options.update });
   }
 
-  /** Sends the connections carried from now on to `target`; the session stays as it is. */
+  /** Sends the connections carried from now on to `target`; the sessions stay as they are. */
   setForward(target: ForwardTarget): void {
     this.#forward = target;
   }
 
-  /** The id of the session open now, if any. */
+  /** The id of the oldest session open now, if any. */
   get sessionId(): string | undefined {
-    return this.#sessionId;
+    return this.sessionIds[0];
+  }
+
+  /** Every session open now, oldest first. */
+  get sessionIds(): string[] {
+    return [...this.#links].flatMap((link) => (link.sessionId ? [link.sessionId] : []));
   }
 
   /** Settles when this run of the agent ends (it does not reconnect after), with why. */
@@ -137,134 +158,183 @@ export class Agent extends EventEmitter<AgentEvents> {
       this.#ended = false;
     }
     this.#stopped = false;
-    this.#connect();
+    this.#fill();
   }
 
-  /** Closes the connection and stops reconnecting. */
-  stop(): void {
-    this.#end({ reason: 'stopped' }, false);
+  /**
+   * Closes the connections and stops reconnecting: at once, or `graceful`ly (each edge is sent a
+   * GOAWAY, so it opens no new stream and takes the session out of rotation, and the streams in
+   * flight finish, for up to 2 s).
+   */
+  stop(options: { graceful?: boolean } = {}): void {
+    this.#end({ reason: 'stopped' }, options.graceful ?? false);
   }
 
   #end(end: AgentEnd, graceful: boolean): void {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    this.#timer = undefined;
     this.updater.cancel();
-    if (graceful) this.#closeConnection();
-    else this.#socket?.destroy();
+    for (const link of this.#links) link.close(graceful, 'agent stopping');
     if (this.#ended) return;
     this.#ended = true;
     this.#done.resolve(end);
   }
 
-  /** Ends the HTTP/2 session with a GOAWAY once open streams finished, then the socket. */
-  #closeConnection(): void {
-    const socket = this.#socket;
-    const h2 = this.#h2;
-    if (!socket) return;
-    if (!h2 || h2.closed || h2.destroyed) {
-      socket.destroy();
-      return;
-    }
-    const timer = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
-    timer.unref();
-    socket.once('close', () => clearTimeout(timer));
-    h2.close(() => socket.destroy());
-  }
-
-  #hello(): AgentHello {
+  #hello(): AgentHelloV2 {
     return {
       authtoken: this.options.authtoken,
       agent_version: this.options.agentVersion,
       os: this.#platform,
       labels: this.options.labels,
       ...(this.options.metadata === undefined ? {} : { metadata: this.options.metadata }),
+      held_edge_ids: [...this.#links].flatMap((link) =>
+        link.sessionId && link.edgeId && !link.draining ? [link.edgeId] : [],
+      ),
     };
   }
 
-  #connect(): void {
+  /** How many edges to hold a session on now: as many as are live, up to `haConnections`. */
+  #target(): number {
+    return Math.max(1, Math.min(this.#haConnections, this.#edges.length));
+  }
+
+  /**
+   * Dials until the agent holds (or is dialing) as many edges as it should: an edge it knows the
+   * address of and does not hold first, otherwise the shared address. One dial at a time.
+   */
+  #fill(): void {
+    if (this.#stopped || this.#timer !== undefined) return;
+    const active = [...this.#links].filter((link) => !link.draining);
+    if (active.some((link) => link.sessionId === undefined)) return; // one dial in flight at a time
+    if (active.length >= this.#target()) return;
+    const held = new Set(active.map((link) => link.edgeId));
+    const direct = this.#edges.find((edge) => edge.tunnel_addr && !held.has(edge.id));
+    if (direct?.tunnel_addr) this.#dial(direct.tunnel_addr);
+    else this.#dialShared();
+  }
+
+  /** Waits `delayMs`, then fills again. */
+  #fillLater(delayMs: number): void {
+    if (this.#stopped || this.#timer !== undefined) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#fill();
+    }, delayMs);
+  }
+
+  /** The shared address; a name resolving to several addresses dials one no link uses yet. */
+  #dialShared(): void {
     const { host, port } = parseEdgeAddr(this.options.edgeAddr);
-    // SNI carries names only (RFC 6066); an IP literal is checked against the certificate's IP SANs.
-    const servername = this.options.serverName ?? (isIP(host) ? undefined : host);
-    const socket = tls.connect({
-      host,
-      port,
-      ...(servername === undefined ? {} : { servername }),
-      ALPNProtocols: [TUNNEL_ALPN],
-      ...(this.options.ca ? { ca: this.options.ca } : {}),
-    });
-    this.#socket = socket;
-    let reason = 'connection closed';
-    socket.once('secureConnect', () => {
-      const server = http2.createServer({ settings: { initialWindowSize: TUNNEL_WINDOW_BYTES } });
-      server.on('session', (session) => {
-        this.#h2 = session;
-        session.setLocalWindowSize(TUNNEL_WINDOW_BYTES);
-      });
-      server.on('stream', (stream, headers) => this.#onStream(stream, headers));
-      server.on('sessionError', (error: Error) => {
-        reason = error.message;
-      });
-      server.emit('connection', socket);
-    });
-    socket.on('error', (error: Error) => {
-      reason = error.message;
-    });
-    socket.once('close', () => {
-      this.#sessionId = undefined;
-      this.#h2 = undefined;
-      if (this.#stopped) return;
-      let delayMs: number;
-      if (this.#restarting) {
-        this.#restarting = false;
-        this.#attempt = 0;
-        reason = 'restart command';
-        delayMs = 0;
-      } else delayMs = reconnectDelayMs(this.#attempt++);
-      this.emit('disconnected', reason, delayMs);
-      this.#timer = setTimeout(() => this.#connect(), delayMs);
-    });
-  }
-
-  #onStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders): void {
-    stream.on('error', () => {}); // a reset stream is one carried connection ending, not the session
-    const path = headers[':path'];
-    if (path === TunnelPath.hello) {
-      stream.respond({ ':status': 200, 'content-type': 'application/json' });
-      stream.end(JSON.stringify(this.#hello()));
-    } else if (path === TunnelPath.session) {
-      readJson(stream).then(
-        (body) => this.#onVerdict(sessionVerdict.parse(body), stream),
-        () => stream.close(http2.constants.NGHTTP2_PROTOCOL_ERROR),
-      );
-    } else if (path === TunnelPath.connect) {
-      this.#carry(stream, sourceOf(headers));
-    } else if (path === TunnelPath.command) {
-      readJson(stream)
-        .then(
-          (body) => this.#onCommand(body, stream),
-          () => answer(stream, 400, 'the command is not JSON'),
-        )
-        .catch((error: unknown) =>
-          answer(stream, 500, `the agent failed: ${error instanceof Error ? error.message : String(error)}`),
-        );
-    } else {
-      stream.respond({ ':status': 404 });
-      stream.end();
-    }
-  }
-
-  #onVerdict(verdict: SessionVerdict, stream: ServerHttp2Stream): void {
-    stream.respond({ ':status': 204 });
-    stream.end();
-    if ('error' in verdict) {
-      // Retrying with the same token and labels would be refused again: stop, and say why.
-      this.#end({ reason: 'refused', message: verdict.error }, false);
-      this.emit('refused', verdict.error);
+    if (isIP(host)) {
+      this.#dial(this.options.edgeAddr);
       return;
     }
+    lookup(host, { all: true }).then(
+      (addresses) => {
+        const used = new Set(this.#dialed.values());
+        const fresh = addresses.filter((address) => !used.has(joinHostPort(address.address, port)));
+        const pool = fresh.length > 0 ? fresh : addresses;
+        const pick = pool[Math.floor(Math.random() * pool.length)];
+        if (!pick) throw new Error(`${host} resolves to no address`);
+        this.#dial(joinHostPort(pick.address, port), host);
+      },
+      // Let TLS report the failure the usual way (and back off).
+      () => this.#dial(this.options.edgeAddr),
+    );
+  }
+
+  #dial(address: string, nameOfShared?: string): void {
+    if (this.#stopped) return;
+    const { host, port } = parseEdgeAddr(address);
+    const shared = parseEdgeAddr(this.options.edgeAddr).host;
+    const link = new EdgeLink({
+      host,
+      port,
+      // Every edge serves the shared address's certificate, whichever address reached it.
+      serverName: this.options.serverName ?? nameOfShared ?? shared,
+      ca: this.options.ca,
+      hello: () => this.#hello(),
+      carry: (stream, source) => this.#carry(stream, source),
+      command: (stream) => this.#commandStream(stream),
+    });
+    this.#links.add(link);
+    this.#dialed.set(link, address);
+    link.on('session', (id, _edgeId, edges) => {
+      // An edge that stops answering (it froze, the path died) is dropped, and replaced.
+      const h2 = link.http2Session;
+      if (h2) watchEdgeLiveness(h2, (reason) => link.close(false, reason), this.options.liveness);
+      this.#attempt = 0;
+      this.#alreadyHeldDelayMs = 0;
+      if (edges) this.#edges = edges;
+      this.emit('session', id);
+      this.#fill();
+    });
+    link.on('edges', (edges) => {
+      this.#edges = edges;
+      this.#fill();
+    });
+    link.on('alreadyHeld', () => {
+      this.#alreadyHeldLinks.add(link);
+      // The shared address led back to an edge already held: try again a little later.
+      this.#alreadyHeldDelayMs = Math.min(
+        ALREADY_HELD_RETRY_CAP_MS,
+        this.#alreadyHeldDelayMs === 0 ? ALREADY_HELD_RETRY_MS : this.#alreadyHeldDelayMs * 2,
+      );
+    });
+    link.on('refused', (reason) => {
+      // Retrying with the same token and labels would be refused again: stop, and say why.
+      this.#end({ reason: 'refused', message: reason }, false);
+      this.emit('refused', reason);
+    });
+    link.on('draining', () => {
+      this.emit('draining', link.sessionId);
+      this.#fill();
+    });
+    link.once('closed', (reason, sessionId) => this.#onLinkClosed(link, reason, sessionId));
+  }
+
+  #onLinkClosed(link: EdgeLink, reason: string, sessionId: string | undefined): void {
+    this.#links.delete(link);
+    this.#dialed.delete(link);
+    if (sessionId) this.emit('sessionClosed', sessionId, reason);
+    if (this.#stopped) return;
+    const alreadyHeld = this.#alreadyHeldLinks.has(link);
+    let delayMs: number;
+    if (alreadyHeld) delayMs = this.#alreadyHeldDelayMs;
+    // A session that worked ended while others carry on: replace it at once.
+    else if (sessionId && this.sessionIds.length > 0) delayMs = 0;
+    else delayMs = reconnectDelayMs(this.#attempt++);
+    if (!alreadyHeld && this.sessionIds.length === 0) this.emit('disconnected', reason, delayMs);
+    if (delayMs === 0) this.#fill();
+    else this.#fillLater(delayMs);
+  }
+
+  /** A `restart` command (reconnect mode): every session ends and is dialed again at once, under new ids. */
+  #restart(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
     this.#attempt = 0;
-    this.#sessionId = verdict.session_id;
-    this.emit('session', verdict.session_id);
+    const links = [...this.#links];
+    let open = links.length;
+    if (open === 0) this.#fill();
+    for (const link of links) {
+      link.once('closed', () => {
+        if (--open === 0) this.#fill();
+      });
+      link.close(true, 'restart command');
+    }
+  }
+
+  #commandStream(stream: ServerHttp2Stream): void {
+    readJson(stream)
+      .then(
+        (body) => this.#onCommand(body, stream),
+        () => answer(stream, 400, 'the command is not JSON'),
+      )
+      .catch((error: unknown) =>
+        answer(stream, 500, `the agent failed: ${error instanceof Error ? error.message : String(error)}`),
+      );
   }
 
   async #onCommand(body: unknown, stream: ServerHttp2Stream): Promise<void> {
@@ -291,10 +361,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       await answer(stream, 204);
       const staged = this.updater.staged;
       if (this.options.restart === 'exit') this.#end({ reason: 'restart', staged }, true);
-      else {
-        this.#restarting = true;
-        this.#closeConnection();
-      }
+      else this.#restart();
       this.emit('restart', staged);
     } else {
       let update: Awaited<ReturnType<Updater['begin']>>;
@@ -322,6 +389,11 @@ export class Agent extends EventEmitter<AgentEvents> {
   #carry(stream: ServerHttp2Stream, source: CarriedSource | undefined): void {
     dialTarget(this.#forward).then(
       (target) => {
+        // The edge gave up on it while the agent dialed (the session left rotation, or closed).
+        if (stream.destroyed) {
+          target.destroy();
+          return;
+        }
         stream.respond({ ':status': 200 });
         this.emit('connection', source, 'carried');
         // Either side ending ends the other; HTTP/2 flow control paces both directions.
@@ -330,19 +402,13 @@ export class Agent extends EventEmitter<AgentEvents> {
         });
       },
       () => {
+        if (stream.destroyed) return;
         stream.respond({ ':status': 502 });
         stream.end();
         this.emit('connection', source, 'unreachable');
       },
     );
   }
-}
-
-function sourceOf(headers: IncomingHttpHeaders): CarriedSource | undefined {
-  const ip = headers[SourceHeader.ip];
-  const port = Number(headers[SourceHeader.port]);
-  if (typeof ip !== 'string' || ip === '' || !Number.isInteger(port)) return undefined;
-  return { ip, port };
 }
 
 /** Answers a request (with `{"error": …}` when refused); resolves once the stream has closed. */
@@ -357,25 +423,6 @@ function answer(stream: ServerHttp2Stream, status: number, error?: string): Prom
       stream.respond({ ':status': status, 'content-type': 'application/json' });
       stream.end(JSON.stringify({ error }));
     }
-  });
-}
-
-function readJson(stream: ServerHttp2Stream): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk: string) => {
-      text += chunk;
-      if (text.length > 64 * 1024) stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
-    });
-    stream.once('end', () => {
-      try {
-        resolve(JSON.parse(text));
-      } catch (error) {
-        reject(error);
-      }
-    });
-    stream.once('error', reject);
   });
 }
 

@@ -1,5 +1,8 @@
 import { LABEL_NAME, METADATA_MAX_LENGTH } from '../schemas/tunnel-protocol.js';
 
+/** Agents hold sessions on up to this many edges unless told otherwise (`--ha-connections`). */
+export const DEFAULT_HA_CONNECTIONS = 4;
+
 /** `host:port` (IPv6 in brackets) of the edge's tunnel endpoint. */
 export function parseEdgeAddr(address: string): { host: string; port: number } {
   const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(address);

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { AgentEnd } from '../agent/agent.js';
 import { parseForwardTarget } from '../agent/forward-target.js';
-import { checkMetadata, parseEdgeAddr, parseLabels } from '../agent/options.js';
+import { checkMetadata, DEFAULT_HA_CONNECTIONS, parseEdgeAddr, parseLabels } from '../agent/options.js';
 import type { StagedRelease } from '../agent/update.js';
 import type { Flags, FlagValues } from '../lib/flags.js';
 import { packageVersion } from '../lib/package-version.js';
@@ -22,6 +22,7 @@ interface AgentFlags {
   updateDir: string | undefined;
   updateCheck: boolean;
   execRestart: boolean;
+  haConnections: number;
 }
 
 const AGENT_FLAGS = {
@@ -31,7 +32,17 @@ const AGENT_FLAGS = {
     defaultText: 'EDGEWARD_AUTHTOKEN',
     help: "the tunnel credential's token; prefer the variable: argv is visible to other users of the machine",
   },
-  'edge-addr': { type: 'string', value: 'HOST:PORT', help: "the edge's tunnel endpoint (required)" },
+  'edge-addr': {
+    type: 'string',
+    value: 'HOST:PORT',
+    help: "the edges' tunnel endpoint (required): one edge, or the shared address of several (a load balancer, or a name resolving to each edge)",
+  },
+  'ha-connections': {
+    type: 'string',
+    value: 'N',
+    defaultText: String(DEFAULT_HA_CONNECTIONS),
+    help: 'hold a session on up to N edges at once (each its own session), so losing one edge loses no traffic',
+  },
   'edge-ca': {
     type: 'string',
     value: 'FILE',
@@ -104,7 +115,16 @@ function toAgentFlags(values: FlagValues<typeof AGENT_FLAGS>): AgentFlags {
     updateDir: values['update-dir'],
     updateCheck: !values['no-update-check'],
     execRestart: !values['no-exec-restart'],
+    haConnections: flag(() => parseHaConnections(values['ha-connections'])),
   };
+}
+
+function parseHaConnections(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_HA_CONNECTIONS;
+  const count = Number(text);
+  if (!/^\d{1,2}$/.test(text) || count < 1 || count > 16)
+    throw new Error(`--ha-connections: expected a whole number from 1 to 16, not '${text}'`);
+  return count;
 }
 
 function readPem(file: string): string {
@@ -165,12 +185,17 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     forward: flags.forward,
     agentVersion: AGENT_VERSION,
     restart: flags.execRestart ? 'exit' : 'reconnect',
+    haConnections: flags.haConnections,
     update: { dir: flags.updateDir, enabled: flags.updateCheck },
     ...(flags.metadata === undefined ? {} : { metadata: flags.metadata }),
     ...(flags.ca === undefined ? {} : { ca: flags.ca }),
     ...(flags.serverName === undefined ? {} : { serverName: flags.serverName }),
   });
   agent.on('session', (sessionId) => logger.info({ sessionId }, 'session opened'));
+  agent.on('sessionClosed', (sessionId, reason) => logger.info({ sessionId, reason }, 'session closed'));
+  agent.on('draining', (sessionId) =>
+    logger.info({ sessionId }, 'the edge is draining the session: opening its replacement elsewhere'),
+  );
   agent.on('refused', (reason) => logger.error({ reason }, 'the edge refused the session'));
   agent.on('disconnected', (reason, delayMs) =>
     logger.warn({ reason, delayMs }, 'disconnected, reconnecting'),

@@ -7,6 +7,7 @@ const DEFAULTS: EdgeFlagDefaults = {
   sshAddr: ':2222',
   tcpHost: '0.0.0.0',
   metricsAddr: '127.0.0.1:9464',
+  relayAddr: ':4446',
 };
 
 export const edgeCommand = defineCommand({
@@ -19,7 +20,7 @@ export const edgeCommand = defineCommand({
     'api-url': {
       type: 'string',
       value: 'URL',
-      help: 'the control plane (edgeward server), e.g. http://edgeward:4040 (required)',
+      help: 'the control plane (edgeward server), e.g. http://edgeward:4040 (required); several replicas comma-separated, tried in turn',
     },
     'data-dir': {
       type: 'string',
@@ -34,8 +35,13 @@ export const edgeCommand = defineCommand({
   EDGEWARD_EDGE_KEY  the control plane's edge key (edgeward server --print-edge-key); required
   LOG_LEVEL          pino log level (default info)`,
   run: async (values) => {
-    const apiUrl = values['api-url'];
-    if (!apiUrl) throw new UsageError('--api-url: required');
+    const apiUrlText = values['api-url'];
+    if (!apiUrlText) throw new UsageError('--api-url: required');
+    const apiUrl = apiUrlText.split(',').map((url) => url.trim());
+    for (const url of apiUrl) {
+      if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))
+        throw new UsageError(`--api-url: '${url}' is not an http:// or https:// URL`);
+    }
     const edgeKey = process.env.EDGEWARD_EDGE_KEY;
     if (!edgeKey) throw new UsageError('EDGEWARD_EDGE_KEY is required (edgeward server --print-edge-key)');
     const { default: pino } = await import('pino');

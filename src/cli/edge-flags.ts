@@ -1,4 +1,9 @@
 import { hostname } from 'node:os';
+import { DEFAULT_HTTPS_CLIENT_LIMITS, type HttpsClientLimits } from '../edge/https/client-limits.js';
+import {
+  UNAUTHENTICATED_DEFAULTS,
+  type UnauthenticatedLimits,
+} from '../edge/listeners/unauthenticated-limits.js';
 import type { Flags } from '../lib/flags.js';
 import { LISTENER_OFF } from '../lib/listen-address.js';
 
@@ -27,6 +32,7 @@ export interface EdgeFlagDefaults {
   sshAddr: string;
   tcpHost: string;
   metricsAddr: string;
+  relayAddr: string;
 }
 
 /**
@@ -66,12 +72,38 @@ export function edgeFlags(prefix: string, defaults: EdgeFlagDefaults): Flags {
       default: 'us',
       help: 'the region whose reserved addresses this edge serves',
     },
+    [`${prefix}relay-addr`]: {
+      type: 'string',
+      value: 'ADDR',
+      default: defaults.relayAddr,
+      help: `where other edges pass connections for sessions held here (TLS with a key derived from the edge key)${off}`,
+    },
+    [`${prefix}advertise-tunnel-addr`]: {
+      type: 'string',
+      value: 'HOST:PORT',
+      defaultText: 'the tunnel address when it names one interface',
+      help: "where agents reach this edge directly (besides the edges' shared address); they hold a session on each edge",
+    },
+    [`${prefix}advertise-relay-addr`]: {
+      type: 'string',
+      value: 'HOST:PORT',
+      defaultText: 'the relay address when it names one interface',
+      help: "where other edges reach this edge's relay (e.g. the pod IP in Kubernetes)",
+    },
+    [`${prefix}drain-delay`]: {
+      type: 'string',
+      value: 'S',
+      default: '0',
+      help: 'on SIGTERM, the seconds /readyz fails while the edge still serves, so load balancers stop sending first',
+    },
     [`${prefix}drain-timeout`]: {
       type: 'string',
       value: 'S',
       default: '10',
       help: 'on SIGTERM, the seconds open connections may take to finish before they are cut',
     },
+    ...httpsClientFlags(prefix),
+    ...agentEndpointFlags(prefix),
     [`${prefix}metrics-addr`]: {
       type: 'string',
       value: 'ADDR',
@@ -105,5 +137,129 @@ export function edgeFlags(prefix: string, defaults: EdgeFlagDefaults): Flags {
       value: 'FILE',
       help: 'CA certificates (PEM) trusted, besides the system ones, when HTTPS routes call OAuth and OIDC providers',
     },
+  };
+}
+
+const seconds = (ms: number) => String(ms / 1000);
+
+/** `--https-*`: what an HTTPS client may take of the edge (slow heads, idle connections, header fields). */
+function httpsClientFlags(prefix: string): Flags {
+  const limits = DEFAULT_HTTPS_CLIENT_LIMITS;
+  return {
+    [`${prefix}https-header-timeout`]: {
+      type: 'string',
+      value: 'S',
+      default: seconds(limits.headerTimeoutMs),
+      help: "HTTPS clients' seconds for the TLS handshake, then for each request's head (slowloris)",
+    },
+    [`${prefix}https-request-timeout`]: {
+      type: 'string',
+      value: 'S',
+      default: seconds(limits.requestTimeoutMs),
+      help: 'seconds for an HTTPS request to arrive whole, body included (responses and WebSockets are not cut)',
+    },
+    [`${prefix}https-idle-timeout`]: {
+      type: 'string',
+      value: 'S',
+      default: seconds(limits.idleTimeoutMs),
+      help: 'seconds an HTTPS keep-alive connection (HTTP/2: a session without a stream) may wait for a request',
+    },
+    [`${prefix}https-max-headers`]: {
+      type: 'string',
+      value: 'N',
+      default: String(limits.maxHeaders),
+      help: 'header fields an HTTPS request may carry; more are answered 431',
+    },
+  };
+}
+
+/** The HTTPS client limits of `edgeFlags(prefix, …)`' values (`flag` reads one by its unprefixed name). */
+export function parseHttpsClientLimits(
+  flag: (name: string) => string | undefined,
+  prefix: string,
+): HttpsClientLimits {
+  const timeout = (name: string, fallback: number): number => {
+    const text = flag(name);
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (text.trim() === '' || !Number.isFinite(value) || value <= 0 || value > 86_400) {
+      throw new Error(`--${prefix}${name}: '${text}' is not a number of seconds (above 0, up to 86400)`);
+    }
+    return Math.round(value * 1000);
+  };
+  const defaults = DEFAULT_HTTPS_CLIENT_LIMITS;
+  const limits: HttpsClientLimits = {
+    headerTimeoutMs: timeout('https-header-timeout', defaults.headerTimeoutMs),
+    requestTimeoutMs: timeout('https-request-timeout', defaults.requestTimeoutMs),
+    idleTimeoutMs: timeout('https-idle-timeout', defaults.idleTimeoutMs),
+    maxHeaders: defaults.maxHeaders,
+  };
+  const maxHeaders = flag('https-max-headers');
+  if (maxHeaders !== undefined) {
+    limits.maxHeaders = Number(maxHeaders);
+    if (!/^\d+$/.test(maxHeaders) || limits.maxHeaders < 1 || limits.maxHeaders > 1000) {
+      throw new Error(`--${prefix}https-max-headers: '${maxHeaders}' is not a count from 1 to 1000`);
+    }
+  }
+  // A head is part of its request: a shorter request timeout would make the header one moot.
+  if (limits.headerTimeoutMs > limits.requestTimeoutMs) {
+    throw new Error(
+      `--${prefix}https-header-timeout: ${limits.headerTimeoutMs / 1000} s is longer than --${prefix}https-request-timeout`,
+    );
+  }
+  return limits;
+}
+
+/** What a connection to the tunnel or SSH endpoint may take before it authenticates. */
+function agentEndpointFlags(prefix: string): Flags {
+  const limits = UNAUTHENTICATED_DEFAULTS;
+  return {
+    [`${prefix}handshake-timeout`]: {
+      type: 'string',
+      value: 'S',
+      default: String(limits.handshakeTimeoutMs / 1000),
+      help: "seconds for an agent's TLS handshake, then again for its hello; for an SSH client's key exchange",
+    },
+    [`${prefix}ssh-auth-timeout`]: {
+      type: 'string',
+      value: 'S',
+      default: String(limits.sshAuthTimeoutMs / 1000),
+      help: 'seconds an SSH client may take to authenticate',
+    },
+    [`${prefix}max-unauthenticated-per-source`]: {
+      type: 'string',
+      value: 'N',
+      default: String(limits.maxPerSource),
+      help: 'connections one address may hold on the tunnel and SSH endpoints before authenticating; more are closed',
+    },
+  };
+}
+
+/** The limits of `agentEndpointFlags` (`flag` reads one by its unprefixed name). */
+export function parseUnauthenticatedLimits(
+  flag: (name: string) => string | undefined,
+  prefix: string,
+): Required<UnauthenticatedLimits> {
+  const timeout = (name: string, fallback: number): number => {
+    const text = flag(name);
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (text.trim() === '' || !Number.isFinite(value) || value <= 0 || value > 3600) {
+      throw new Error(`--${prefix}${name}: '${text}' is not a number of seconds (above 0, up to 3600)`);
+    }
+    return Math.round(value * 1000);
+  };
+  const defaults = UNAUTHENTICATED_DEFAULTS;
+  const perSource = flag('max-unauthenticated-per-source') ?? String(defaults.maxPerSource);
+  const maxPerSource = Number(perSource);
+  if (!/^\d+$/.test(perSource) || maxPerSource < 1 || maxPerSource > 100_000) {
+    throw new Error(
+      `--${prefix}max-unauthenticated-per-source: '${perSource}' is not a count from 1 to 100000`,
+    );
+  }
+  return {
+    handshakeTimeoutMs: timeout('handshake-timeout', defaults.handshakeTimeoutMs),
+    sshAuthTimeoutMs: timeout('ssh-auth-timeout', defaults.sshAuthTimeoutMs),
+    maxPerSource,
   };
 }

@@ -5,8 +5,8 @@ import { Edge } from '../edge/edge.js';
 import { startMetricsServer } from '../edge/metrics-server.js';
 import { loadSshHostKey } from '../edge/ssh-host-key.js';
 import { loadTunnelCertificate } from '../edge/tunnel-certificate.js';
-import { parseListenAddress } from '../lib/listen-address.js';
-import { parsePortRange } from './edge-flags.js';
+import { isSpecificHost, parseAdvertisedAddress, parseListenAddress } from '../lib/listen-address.js';
+import { parseHttpsClientLimits, parsePortRange, parseUnauthenticatedLimits } from './edge-flags.js';
 
 type FlagValues = Record<string, string | boolean | string[] | undefined>;
 
@@ -41,7 +41,7 @@ function readPemBundle(file: string | undefined, flag: string): string[] | undef
 export async function startEdgeFromFlags(
   values: FlagValues,
   prefix: string,
-  context: { apiUrl: string; edgeKey: string; dataDir: string; logger: Logger },
+  context: { apiUrl: string | readonly string[]; edgeKey: string; dataDir: string; logger: Logger },
 ): Promise<{ edge: Edge; stop(): Promise<void> }> {
   const flag = (name: string) => text(values, `${prefix}${name}`);
   const tunnelAddr = parseListenAddress(flag('tunnel-addr') ?? '', `--${prefix}tunnel-addr`);
@@ -49,6 +49,21 @@ export async function startEdgeFromFlags(
   const sshAddr = parseListenAddress(flag('ssh-addr') ?? 'off', `--${prefix}ssh-addr`);
   const tlsAddr = parseListenAddress(flag('tls-addr') ?? 'off', `--${prefix}tls-addr`);
   const metricsAddr = parseListenAddress(flag('metrics-addr') ?? 'off', `--${prefix}metrics-addr`);
+  const relayAddr = parseListenAddress(flag('relay-addr') ?? 'off', `--${prefix}relay-addr`);
+  const advertised = (name: string) => {
+    const text = flag(name);
+    return text === undefined ? undefined : parseAdvertisedAddress(text, `--${prefix}${name}`);
+  };
+  const advertise = {
+    tunnelAddr: advertised('advertise-tunnel-addr'),
+    relayAddr: advertised('advertise-relay-addr'),
+  };
+  if (relayAddr && !isSpecificHost(relayAddr.host) && !advertise.relayAddr) {
+    context.logger.warn(
+      { relayAddr: flag('relay-addr') },
+      `the relay listens on every interface and --${prefix}advertise-relay-addr is not set: other edges cannot pass connections to this one`,
+    );
+  }
   const names = (values[`${prefix}tunnel-name`] as string[] | undefined) ?? [
     'localhost',
     '127.0.0.1',
@@ -81,6 +96,11 @@ export async function startEdgeFromFlags(
     logger: context.logger,
     identityProviderCas: readPemBundle(flag('idp-ca'), `--${prefix}idp-ca`),
     drainTimeoutMs: parseSeconds(flag('drain-timeout') ?? '10', `--${prefix}drain-timeout`) * 1000,
+    drainDelayMs: parseSeconds(flag('drain-delay') ?? '0', `--${prefix}drain-delay`) * 1000,
+    relay: relayAddr,
+    advertise,
+    httpsClientLimits: parseHttpsClientLimits(flag, prefix),
+    unauthenticatedLimits: parseUnauthenticatedLimits(flag, prefix),
   });
   await edge.start();
   const metrics = metricsAddr
@@ -91,6 +111,7 @@ export async function startEdgeFromFlags(
       tunnelPort: edge.tunnelPort,
       tlsPort: edge.tlsPort || undefined,
       sshPort: edge.sshPort || undefined,
+      relayPort: edge.relayPort || undefined,
       metricsPort: metrics?.port,
       edgeProcessId: edge.id,
     },

@@ -10,6 +10,8 @@ const EDGE_DEFAULTS: EdgeFlagDefaults = {
   sshAddr: '127.0.0.1:2222',
   tcpHost: '127.0.0.1',
   metricsAddr: 'off',
+  // One process serving everything needs no relay; edges that share the load turn it on.
+  relayAddr: 'off',
 };
 
 export const serverCommand = defineCommand({

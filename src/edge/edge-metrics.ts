@@ -52,6 +52,12 @@ export class EdgeMetrics {
     labelNames: ['route_id'] as const,
     registers: [this.registry],
   });
+  readonly relayed = new Counter({
+    name: 'edgeward_edge_relayed_connections_total',
+    help: 'Connections other edges passed to this edge for a session it holds, by outcome (carried, unknown-session, unreachable)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   readonly configApplied = new Counter({
     name: 'edgeward_edge_config_applied_total',
     help: 'Configuration snapshots applied',

@@ -2,7 +2,9 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { newId } from '../crypto/ids.js';
 import { hashToken } from '../crypto/tokens.js';
+import { isSpecificHost, joinHostPort } from '../lib/listen-address.js';
 import type { EdgeCommand, EdgeConfig } from '../schemas/edge-config.js';
+import type { SessionLivenessSettings } from '../schemas/tunnel-protocol.js';
 import { ControlPlaneClient } from './control-plane/control-plane-client.js';
 import { EdgeCertificates } from './edge-certificates.js';
 import { EdgeMetrics } from './edge-metrics.js';
@@ -10,6 +12,10 @@ import { HttpsFront } from './https/https-front.js';
 import { HttpsRouteTable } from './https/https-routes.js';
 import { TcpListeners } from './listeners/tcp-listeners.js';
 import { type TlsEdgeEvent, TlsEdgeListener, type TlsRoute } from './listeners/tls-listener.js';
+import type { UnauthenticatedLimits } from './listeners/unauthenticated-limits.js';
+import { PeerDirectory } from './relay/peer-directory.js';
+import { RelayClient } from './relay/relay-client.js';
+import { RelayEndpoint } from './relay/relay-endpoint.js';
 import { refusedBinds } from './routing/acl.js';
 import { normalizeIp } from './routing/ip-policy.js';
 import { SessionPool } from './routing/session-pool.js';
@@ -20,8 +26,8 @@ import { TlsRoutes } from './tls-routes.js';
 import { SessionRefused, TunnelEndpoint } from './tunnel/tunnel-endpoint.js';
 
 export interface EdgeOptions {
-  /** The control plane, e.g. `http://127.0.0.1:4040`. */
-  apiUrl: string;
+  /** The control plane, e.g. `http://127.0.0.1:4040`, or several replicas of it (tried in turn). */
+  apiUrl: string | readonly string[];
   /** `EDGEWARD_EDGE_KEY`. */
   edgeKey: string;
   /** Default: a random id per process. */
@@ -43,6 +49,21 @@ export interface EdgeOptions {
   identityProviderCas?: string[] | undefined;
   /** How long SIGTERM waits for carried connections before cutting them. */
   drainTimeoutMs?: number;
+  /**
+   * How long SIGTERM keeps serving with `/readyz` failing before it stops accepting, so a load
+   * balancer's checks (or Kubernetes' endpoints) take the edge out of rotation first.
+   */
+  drainDelayMs?: number;
+  /** Where other edges pass connections for sessions held here; none: this edge neither serves nor uses relays. */
+  relay?: { host: string; port: number } | undefined;
+  /** Addresses told to the control plane: where agents (`tunnelAddr`) and other edges (`relayAddr`) reach this edge. */
+  advertise?: { tunnelAddr?: string | undefined; relayAddr?: string | undefined };
+  /** Handshake and authentication timeouts, per-source limit of the tunnel and SSH endpoints. */
+  unauthenticatedLimits?: UnauthenticatedLimits | undefined;
+  /** How sessions' agents are pinged, and when they leave rotation or are closed (`SESSION_LIVENESS`). */
+  sessionLiveness?: Partial<SessionLivenessSettings> | undefined;
+  /** HTTPS clients' timeouts and header-field limit; the defaults of `DEFAULT_HTTPS_CLIENT_LIMITS` otherwise. */
+  httpsClientLimits?: ConstructorParameters<typeof HttpsFront>[4];
 }
 
 /** How long a new session's agent waits for the control plane to hear of it before being told its id. */
@@ -61,6 +82,9 @@ export class Edge {
   readonly metrics = new EdgeMetrics();
   readonly pool = new SessionPool();
   readonly #controlPlane: ControlPlaneClient;
+  readonly #relayClient: RelayClient;
+  readonly #peers: PeerDirectory;
+  readonly #relay: RelayEndpoint | undefined;
   readonly #tunnel: TunnelEndpoint;
   readonly #tcp: TcpListeners;
   readonly #ssh: SshEndpoint | undefined;
@@ -88,17 +112,43 @@ export class Edge {
       this.#resolveFirstConfig = resolve;
     });
     this.#controlPlane = new ControlPlaneClient({
-      apiUrl: options.apiUrl,
+      apiUrls: typeof options.apiUrl === 'string' ? [options.apiUrl] : options.apiUrl,
       edgeKey: options.edgeKey,
       edgeId: this.id,
       region: options.region,
+      advertise: () => this.#advertised(),
     });
+    this.#relayClient = new RelayClient(options.edgeKey);
+    this.#peers = new PeerDirectory(this.id, this.#relayClient);
+    this.pool.setRemote(this.#peers);
+    if (options.relay) {
+      this.#relay = new RelayEndpoint({
+        edgeKey: options.edgeKey,
+        localSession: (id) => {
+          const session = this.pool.get(id);
+          return session && !session.closed && !session.draining ? session : undefined;
+        },
+        onRelayed: (outcome) => this.metrics.relayed.inc({ outcome }),
+      });
+    }
+    const limits = options.unauthenticatedLimits ?? {};
+    // Debug only: anyone can make these, and a flood of them must not flood the log.
+    const logDropped = (endpoint: string) => (ip: string, kind: string, reason: string) =>
+      this.#log.debug({ endpoint, ip, kind, reason }, 'connection closed before it authenticated');
     this.#tunnel = new TunnelEndpoint({
       tls: options.tunnel.tls,
+      edgeId: this.id,
+      liveEdges: () => this.#peers.liveEdges(),
       authenticate: async (hello, ip) =>
         this.#admit({ credential: await this.#credentialOfToken(hello.authtoken), labels: hello.labels, ip }),
       register: (session) => this.#onSession(session),
+      // The agent's hello gets as long again as its TLS handshake.
+      handshakeTimeoutMs: limits.handshakeTimeoutMs,
+      helloTimeoutMs: limits.handshakeTimeoutMs,
+      maxUnauthenticatedPerSource: limits.maxPerSource,
+      liveness: options.sessionLiveness,
     });
+    this.#tunnel.on('dropped', logDropped('tunnel'));
     if (options.ssh) {
       this.#ssh = new SshEndpoint({
         hostKeys: options.ssh.hostKeys,
@@ -113,7 +163,12 @@ export class Edge {
           if (!credential) throw new SessionRefused('the SSH credential was deleted');
           return this.#admit({ credential, labels: request.labels, ip: request.ip });
         },
+        handshakeTimeoutMs: limits.handshakeTimeoutMs,
+        authTimeoutMs: limits.sshAuthTimeoutMs,
+        maxUnauthenticatedPerSource: limits.maxPerSource,
+        liveness: options.sessionLiveness,
       });
+      this.#ssh.on('dropped', logDropped('ssh'));
     }
     this.#certificates = new EdgeCertificates(this.#log);
     this.#tlsRoutes = new TlsRoutes(this.pool, this.#certificates, this.#log);
@@ -124,7 +179,13 @@ export class Edge {
         'HTTPS route configuration unreadable: the route answers 503 until it is fixed',
       ),
     );
-    this.#https = new HttpsFront(this.#httpsRoutes, this.pool, this.metrics, this.#log);
+    this.#https = new HttpsFront(
+      this.#httpsRoutes,
+      this.pool,
+      this.metrics,
+      this.#log,
+      options.httpsClientLimits,
+    );
     if (options.tls) {
       this.#tls = new TlsEdgeListener({
         resolve: async (serverName, ip, port) =>
@@ -149,7 +210,7 @@ export class Edge {
    * is away (a server restart must not take the data plane down); `controlPlaneConnected` says so.
    */
   get ready(): boolean {
-    return this.#config !== undefined;
+    return this.#config !== undefined && !this.#stopping;
   }
 
   get controlPlaneConnected(): boolean {
@@ -162,9 +223,31 @@ export class Edge {
   sshPort = 0;
   /** The TLS listener's port, once started (0 when off). */
   tlsPort = 0;
+  /** The relay endpoint's port, once started (0 when off). */
+  relayPort = 0;
+
+  /** What this edge tells the control plane about where it is reached. */
+  #advertised(): { tunnelAddr?: string; relayAddr?: string } {
+    const { tunnel, relay, advertise } = this.options;
+    const own = (host: string, port: number) =>
+      isSpecificHost(host) && port !== 0 ? joinHostPort(host, port) : undefined;
+    const tunnelAddr = advertise?.tunnelAddr ?? own(tunnel.host, tunnel.port || this.tunnelPort);
+    const relayAddr = advertise?.relayAddr ?? (relay ? own(relay.host, this.relayPort) : undefined);
+    return { ...(tunnelAddr && { tunnelAddr }), ...(relayAddr && { relayAddr }) };
+  }
 
   /** Connects to the control plane, waits for the first configuration, then opens the listeners. */
   async start(): Promise<void> {
+    // The relay serves only sessions held here: it may open before the first configuration, and must
+    // (its address goes to the control plane with the feed).
+    if (this.#relay && this.options.relay) {
+      this.relayPort = (await this.#relay.listen(this.options.relay.port, this.options.relay.host)).port;
+      this.#log.info({ port: this.relayPort }, 'relay endpoint listening');
+    }
+    this.#controlPlane.on('peers', (peers) => this.#peers.apply(peers));
+    this.#peers.on('edges', (edges) => {
+      for (const session of this.pool.all()) session.tellEdges?.(edges);
+    });
     this.#controlPlane.on('config', (config) => this.#applyConfig(config));
     this.#controlPlane.on('command', (command) => this.#runCommand(command));
     this.#controlPlane.on('connected', () => {
@@ -198,23 +281,60 @@ export class Edge {
     }
   }
 
-  /** Graceful stop: no new connections or sessions, carried connections get `drainTimeoutMs`. */
+  /**
+   * Graceful stop (SIGTERM), in the order that fails no request: `/readyz` fails at once and the edge
+   * goes on serving for `drainDelayMs` while load balancers take it out of rotation; then it stops
+   * accepting public connections and agents, tells its agents to move (HTTP/2 GOAWAY: they open
+   * their replacement on another edge, and their sessions here stop taking new streams, so new work
+   * goes to other edges through the relay), and lets carried connections finish up to
+   * `drainTimeoutMs` before it cuts them.
+   */
   async stop(): Promise<void> {
+    if (this.#stopping) return;
     this.#stopping = true;
+    const drainDelayMs = this.options.drainDelayMs ?? 0;
+    if (drainDelayMs > 0) {
+      this.#log.info(
+        { drainDelayMs },
+        'draining: readiness fails, still serving until load balancers notice',
+      );
+      await new Promise((resolve) => setTimeout(resolve, drainDelayMs));
+    }
+    const drainTimeoutMs = this.options.drainTimeoutMs ?? 10_000;
     // Stop accepting first; `closed` settles once the last carried connection is gone.
     const listenersClosed = this.#tcp.close();
-    const tlsClosed = this.#tls?.close(this.options.drainTimeoutMs ?? 10_000);
-    const drained = this.#tcpRoutes.drained();
-    const deadline = new Promise<void>((resolve) =>
-      setTimeout(resolve, this.options.drainTimeoutMs ?? 10_000).unref(),
+    const tlsClosed = this.#tls?.close(drainTimeoutMs);
+    this.#tunnel.stopAccepting();
+    for (const session of this.pool.all()) {
+      if (!session.drain?.()) continue;
+      // Peers must stop passing connections to a session that takes no new stream.
+      this.#controlPlane
+        .removeSession(session.info.id)
+        .catch((error: unknown) =>
+          this.#log.warn({ err: error, sessionId: session.info.id }, 'withdrawing a drained session failed'),
+        );
+    }
+    this.#log.info(
+      { drainTimeoutMs },
+      'draining: no new connections or sessions; waiting for those in flight',
     );
-    await Promise.race([drained, deadline]);
+    const drained = Promise.all([this.#tcpRoutes.drained(), this.#https.drain()]).then(() => true);
+    const deadline = new Promise<false>((resolve) =>
+      setTimeout(() => resolve(false), drainTimeoutMs).unref(),
+    );
+    const finished = await Promise.race([drained, deadline]);
+    this.#log.info(
+      { finished },
+      finished ? 'drained: nothing in flight' : 'drain timeout: cutting what is still carried',
+    );
     this.#tcpRoutes.cutCarried();
     await listenersClosed;
     await tlsClosed;
     this.#https.close();
     await this.#tunnel.close();
     await this.#ssh?.close();
+    await this.#relay?.close();
+    this.#relayClient.close();
     await this.#controlPlane.stop();
   }
 

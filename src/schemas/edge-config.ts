@@ -121,10 +121,35 @@ export const edgeCommand = z.object({
 });
 export type EdgeCommand = z.infer<typeof edgeCommand>;
 
-/** One line of the feed (NDJSON): a new snapshot, a command, or a keep-alive. */
+/**
+ * A live edge as the others see it: where agents and other edges reach it (null when it advertises
+ * no address of its own) and the sessions it holds, so an edge without a session of a group can
+ * pass a connection to one that has one.
+ */
+export const edgePeer = z.object({
+  id: z.string(),
+  region: z.string(),
+  tunnel_addr: z.string().nullable(),
+  relay_addr: z.string().nullable(),
+  sessions: z.array(z.object({ id: z.string(), labels: z.record(z.string(), z.string()) })),
+});
+export type EdgePeer = z.infer<typeof edgePeer>;
+
+/**
+ * The feed's query: who the edge is and, from edges that relay (`peers=1`), the addresses it
+ * advertises. Only an edge that asked for `peers` is sent them (older edges refuse unknown lines).
+ */
+export const EDGE_FEED_QUERY = {
+  peers: 'peers',
+  tunnelAddr: 'tunnel_addr',
+  relayAddr: 'relay_addr',
+} as const;
+
+/** One line of the feed (NDJSON): a new snapshot, a command, the live edges, or a keep-alive. */
 export const edgeFeedMessage = z.discriminatedUnion('type', [
   z.object({ type: z.literal('config'), config: edgeConfig }),
   z.object({ type: z.literal('command'), command: edgeCommand }),
+  z.object({ type: z.literal('peers'), peers: z.array(edgePeer) }),
   z.object({ type: z.literal('ping') }),
 ]);
 export type EdgeFeedMessage = z.infer<typeof edgeFeedMessage>;

@@ -1,26 +1,36 @@
 import { once } from 'node:events';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import http2 from 'node:http2';
-import { createServer as createTcpServer, type Socket, type Server as TcpServer } from 'node:net';
+import {
+  connect as connectTcp,
+  createServer as createTcpServer,
+  type Socket,
+  type Server as TcpServer,
+} from 'node:net';
 import tls from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { curlHttps } from '../support/https-curl.js';
 import { eventually, headerOf, seenAt, useHarness } from '../support/https-modules-harness.js';
+import { clientHelloFor, closedAfter, trickle } from '../support/slow-clients.js';
 
 /**
  * Regression tests of the HTTPS edge's review findings, end to end through a real server, edge and
  * agent: request smuggling (HTTP/1.1 and HTTP/2), refused upgrades, invalid upstream statuses, path
- * normalization, WebSocket-to-TCP handshakes, truncated compressed answers and forwarding headers.
+ * normalization, WebSocket-to-TCP handshakes, truncated compressed answers and forwarding headers;
+ * then hostile clients against the client limits (slow heads and bodies, stalled handshakes, idle
+ * connections, duplicate Host headers, too many header fields) on an edge with short timeouts.
  * Every test checks what the client got and what the service behind the agent saw.
  */
 const h = useHarness();
 
 // --- Raw clients and services ------------------------------------------------------------------
 
-/** A TLS connection to the edge speaking HTTP/1.1 (ALPN), for byte-exact requests. */
-async function rawTls(host: string): Promise<tls.TLSSocket> {
+/** A TLS connection to the edge (`port`: the main rig's) speaking HTTP/1.1 (ALPN), for byte-exact requests. */
+async function rawTls(host: string, port = h.edge.edge.tlsPort): Promise<tls.TLSSocket> {
   const socket = tls.connect({
     host: '127.0.0.1',
-    port: h.edge.edge.tlsPort,
+    port,
     servername: host,
     ALPNProtocols: ['http/1.1'],
     rejectUnauthorized: false,
@@ -111,8 +121,8 @@ function collect(
 }
 
 /** One HTTP/1.1 exchange on a fresh connection: `request` as bytes, the first response back. */
-async function rawExchange(host: string, request: string): Promise<RawResponse | undefined> {
-  const socket = await rawTls(host);
+async function rawExchange(host: string, request: string, port?: number): Promise<RawResponse | undefined> {
+  const socket = await rawTls(host, port);
   try {
     const answer = collect(socket, { enough: 1 });
     socket.write(request, 'latin1');
@@ -600,5 +610,402 @@ describe('HTTPS edge hardening', () => {
     expect(seen?.headers.forwarded).toBe(
       `for=203.0.113.9;proto=http, for=127.0.0.1;host="${host}:${h.edge.edge.tlsPort}";proto=https`,
     );
+  });
+});
+
+describe('HTTPS client limits: header, request and idle timeouts, Host, header fields', () => {
+  /** Short timeouts, so each is seen in a second or so (the defaults are 20 s, 300 s and 75 s). */
+  const LIMITS = { headerTimeoutMs: 1000, requestTimeoutMs: 4000, idleTimeoutMs: 1500 };
+  /**
+   * How late a timeout may act: Node sweeps HTTP/1.1 timeouts every quarter of the shortest one
+   * here, HTTP/1.1 keep-alive adds Node's 1 s buffer, and the machine may be loaded.
+   */
+  const SLACK_MS = 2500;
+  const l = useHarness({ httpsClientLimits: LIMITS });
+  const port = () => l.edge.edge.tlsPort;
+
+  async function edgeFor(host: string, forward?: string, modules?: Record<string, unknown>) {
+    await l.httpsEdge(host, [{ match_type: 'path_prefix', match: '/', ...(modules && { modules }) }], {
+      ...(forward && { forward }),
+    });
+    const result = await eventually(
+      () => curlHttps(host, port(), '/ready'),
+      (r) => r.status === 200,
+    );
+    expect(result.status, result.stderr).toBe(200);
+    l.seen.length = 0;
+  }
+
+  function h2Connect(host: string): http2.ClientHttp2Session {
+    const session = http2.connect(`https://127.0.0.1:${port()}`, {
+      servername: host,
+      rejectUnauthorized: false,
+    });
+    session.on('error', () => {});
+    return session;
+  }
+
+  /** A service whose `/stream` answers 12 chunks 400 ms apart: 4.8 s, longer than every timeout. */
+  async function streamingService(): Promise<number> {
+    const service = createHttpServer((request, response) => {
+      if (request.url !== '/stream') {
+        response.end('ready');
+        return;
+      }
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      let sent = 0;
+      const timer = setInterval(() => {
+        response.write(`chunk ${sent}\n`);
+        if (++sent === 12) {
+          clearInterval(timer);
+          response.end();
+        }
+      }, 400);
+      response.on('close', () => clearInterval(timer));
+    });
+    service.listen(0, '127.0.0.1');
+    await once(service, 'listening');
+    httpServices.push(service);
+    return (service.address() as { port: number }).port;
+  }
+  const httpServices: HttpServer[] = [];
+  afterAll(() => {
+    for (const service of httpServices) {
+      service.closeAllConnections();
+      service.close();
+    }
+  });
+
+  it('HTTP/1.1: a connection that sends no head, or trickles one, is answered 408 and closed at the header timeout', async () => {
+    const host = 'slow-head.limits.test';
+    await edgeFor(host);
+
+    const silent = await rawTls(host, port());
+    const silentSince = performance.now();
+    const silentAnswer = collect(silent, { timeoutMs: LIMITS.headerTimeoutMs + SLACK_MS });
+    const trickling = await rawTls(host, port());
+    const tricklingSince = performance.now();
+    const tricklingAnswer = collect(trickling, { timeoutMs: LIMITS.headerTimeoutMs + SLACK_MS });
+    trickle(trickling, `GET /slow HTTP/1.1\r\nHost: ${host}\r\nX-Slow: ${'a'.repeat(100)}\r\n\r\n`, 100);
+    // On a kept-alive connection, the next head's clock starts at its first byte.
+    const kept = await rawTls(host, port());
+    const first = collect(kept, { enough: 1 });
+    kept.write(`GET /first HTTP/1.1\r\nHost: ${host}\r\n\r\n`, 'latin1');
+    expect((await first).responses[0]?.status).toBe(200);
+    const keptSince = performance.now();
+    const keptAnswer = collect(kept, { timeoutMs: LIMITS.headerTimeoutMs + SLACK_MS });
+    trickle(kept, `GET /second HTTP/1.1\r\nHost: ${host}\r\nX-Slow: ${'a'.repeat(100)}\r\n\r\n`, 100);
+
+    for (const [name, answer, since] of [
+      ['silent', silentAnswer, silentSince],
+      ['trickling', tricklingAnswer, tricklingSince],
+      ['kept-alive', keptAnswer, keptSince],
+    ] as const) {
+      const result = await answer;
+      const elapsed = performance.now() - since;
+      expect(result.closed, `${name}: the edge closes the connection`).toBe(true);
+      expect(result.text, name).toMatch(/^HTTP\/1\.1 408 /);
+      expect(elapsed, name).toBeGreaterThanOrEqual(LIMITS.headerTimeoutMs * 0.9);
+      expect(elapsed, name).toBeLessThan(LIMITS.headerTimeoutMs + SLACK_MS);
+    }
+    expect(l.seen.map((request) => request.url)).toEqual(['/first']);
+  });
+
+  it('HTTP/1.1: an idle kept-alive connection is closed after the idle timeout', async () => {
+    const host = 'idle-h1.limits.test';
+    await edgeFor(host);
+    const socket = await rawTls(host, port());
+    const first = collect(socket, { enough: 1 });
+    socket.write(`GET /once HTTP/1.1\r\nHost: ${host}\r\n\r\n`, 'latin1');
+    const answered = await first;
+    expect(answered.responses[0]?.status).toBe(200);
+    expect(answered.responses[0]?.headers['keep-alive']).toBe('timeout=1');
+    const since = performance.now();
+    const idle = await collect(socket, { timeoutMs: LIMITS.idleTimeoutMs + SLACK_MS });
+    const elapsed = performance.now() - since;
+    expect(idle.closed, 'the edge closes the idle connection').toBe(true);
+    expect(idle.text).toBe('');
+    expect(elapsed).toBeGreaterThanOrEqual(LIMITS.idleTimeoutMs * 0.9);
+  });
+
+  it('TLS: a handshake that stalls after its ClientHello is cut at the header timeout', async () => {
+    const host = 'stalled-handshake.limits.test';
+    await edgeFor(host);
+    const hello = await clientHelloFor(host);
+    const socket = connectTcp({ host: '127.0.0.1', port: port() });
+    socket.on('error', () => {});
+    await once(socket, 'connect');
+    const since = performance.now();
+    socket.write(hello);
+    socket.resume();
+    const elapsed = await Promise.race([
+      closedAfter(socket, since),
+      new Promise<number>((resolve) => setTimeout(() => resolve(Number.POSITIVE_INFINITY), 10_000)),
+    ]);
+    socket.destroy();
+    expect(elapsed).toBeGreaterThanOrEqual(LIMITS.headerTimeoutMs * 0.9);
+    expect(elapsed).toBeLessThan(LIMITS.headerTimeoutMs + SLACK_MS);
+  });
+
+  it('HTTP/2: a session with no request, or none since its last stream (PINGs or not), gets GOAWAY and is closed', async () => {
+    const host = 'idle-h2.limits.test';
+    await edgeFor(host);
+    const watch = (session: http2.ClientHttp2Session, since: number) =>
+      new Promise<{ elapsed: number; goaway: boolean }>((resolve) => {
+        let goaway = false;
+        session.once('goaway', () => {
+          goaway = true;
+        });
+        const deadline = setTimeout(() => resolve({ elapsed: Number.POSITIVE_INFINITY, goaway }), 10_000);
+        session.once('close', () => {
+          clearTimeout(deadline);
+          resolve({ elapsed: performance.now() - since, goaway });
+        });
+      });
+
+    const unused = h2Connect(host);
+    await once(unused, 'connect');
+    const unusedClosed = watch(unused, performance.now());
+
+    const used = h2Connect(host);
+    const answer = await h2Request(used, { ':method': 'GET', ':path': '/h2-once', ':authority': host });
+    expect(answer.status).toBe(200);
+    const usedClosed = watch(used, performance.now());
+    // PINGs are frames too: they must not keep an idle session.
+    const pings = setInterval(() => {
+      if (!used.closed && !used.destroyed) used.ping(() => {});
+    }, 200);
+    try {
+      const [noRequest, idle] = await Promise.all([unusedClosed, usedClosed]);
+      expect(noRequest.goaway, 'GOAWAY before closing').toBe(true);
+      expect(noRequest.elapsed).toBeGreaterThanOrEqual(LIMITS.headerTimeoutMs * 0.9);
+      expect(noRequest.elapsed).toBeLessThan(LIMITS.headerTimeoutMs + SLACK_MS);
+      expect(idle.goaway, 'GOAWAY before closing').toBe(true);
+      expect(idle.elapsed).toBeGreaterThanOrEqual(LIMITS.idleTimeoutMs * 0.9);
+      expect(idle.elapsed).toBeLessThan(LIMITS.idleTimeoutMs + SLACK_MS);
+    } finally {
+      clearInterval(pings);
+      unused.destroy();
+      used.destroy();
+    }
+  });
+
+  it('a slow streaming response longer than every timeout is not cut (HTTP/1.1, HTTP/2), nor an idle WebSocket', async () => {
+    const host = 'streaming.limits.test';
+    await edgeFor(host, `http://127.0.0.1:${await streamingService()}`);
+    const wsHost = 'websocket.limits.test';
+    await l.httpsEdge(
+      wsHost,
+      [{ match_type: 'path_prefix', match: '/', modules: { websocket_tcp_converter: {} } }],
+      {
+        forward: `tcp://127.0.0.1:${echoPort}`,
+      },
+    );
+    const plain = await eventually(
+      () => curlHttps(wsHost, port(), '/'),
+      (r) => r.status === 426,
+    );
+    expect(plain.status, plain.stderr).toBe(426);
+
+    const webSocket = async () => {
+      const socket = new WebSocket(`wss://127.0.0.1:${port()}/`, {
+        headers: { host: `${wsHost}:${port()}` },
+        ...({ servername: wsHost, rejectUnauthorized: false } as WebSocket.ClientOptions),
+      });
+      socket.on('error', () => {});
+      await once(socket, 'open');
+      await new Promise((resolve) => setTimeout(resolve, LIMITS.requestTimeoutMs + 1000));
+      const reply = once(socket, 'message');
+      socket.send('still there');
+      const [message] = await reply;
+      socket.close();
+      return String(message);
+    };
+    const expected = Array.from({ length: 12 }, (_, index) => `chunk ${index}\n`).join('');
+    const [overHttp1, overHttp2, echoed] = await Promise.all([
+      curlHttps(host, port(), '/stream', ['--http1.1', '--max-time', '20']),
+      curlHttps(host, port(), '/stream', ['--http2', '--max-time', '20']),
+      webSocket(),
+    ]);
+    for (const [name, result] of [
+      ['HTTP/1.1', overHttp1],
+      ['HTTP/2', overHttp2],
+    ] as const) {
+      expect(result.code, `${name}: ${result.stderr}`).toBe(0);
+      expect(result.status, name).toBe(200);
+      expect(result.body, name).toBe(expected);
+    }
+    expect(echoed).toBe('still there');
+  });
+
+  it('a request body that does not arrive whole in the request timeout is answered 408 (HTTP/1.1, HTTP/2)', async () => {
+    const host = 'slow-body.limits.test';
+    await edgeFor(host);
+
+    const overHttp1 = async () => {
+      const socket = await rawTls(host, port());
+      const since = performance.now();
+      const answer = collect(socket, { timeoutMs: LIMITS.requestTimeoutMs + SLACK_MS });
+      socket.write(`POST /upload HTTP/1.1\r\nHost: ${host}\r\nContent-Length: 1000\r\n\r\n`, 'latin1');
+      // A byte every 200 ms: never idle, never whole.
+      trickle(socket, 'b'.repeat(1000), 200);
+      const result = await answer;
+      return { result, elapsed: performance.now() - since };
+    };
+    const overHttp2 = async () => {
+      const session = h2Connect(host);
+      try {
+        const since = performance.now();
+        const stream = session.request(
+          { ':method': 'POST', ':path': '/upload', ':authority': host },
+          { endStream: false },
+        );
+        stream.on('error', () => {});
+        const bytes = setInterval(() => {
+          if (!stream.destroyed && stream.writable) stream.write('b');
+        }, 200);
+        const deadline = setTimeout(() => stream.destroy(), LIMITS.requestTimeoutMs + SLACK_MS);
+        try {
+          const headers = await new Promise<http2.IncomingHttpHeaders>((resolve) => {
+            stream.once('response', resolve);
+            stream.once('close', () => resolve({}));
+          });
+          return { headers, elapsed: performance.now() - since };
+        } finally {
+          clearInterval(bytes);
+          clearTimeout(deadline);
+        }
+      } finally {
+        session.destroy();
+      }
+    };
+    const [h1, h2] = await Promise.all([overHttp1(), overHttp2()]);
+    expect(h1.result.closed, 'HTTP/1.1: closed').toBe(true);
+    expect(h1.result.text).toMatch(/^HTTP\/1\.1 408 /);
+    expect(h1.elapsed).toBeGreaterThanOrEqual(LIMITS.requestTimeoutMs * 0.9);
+    expect(h1.elapsed).toBeLessThan(LIMITS.requestTimeoutMs + SLACK_MS);
+    expect(Number(h2.headers[':status'])).toBe(408);
+    expect(h2.headers['edgeward-error']).toBe('request-timeout');
+    expect(h2.elapsed).toBeGreaterThanOrEqual(LIMITS.requestTimeoutMs * 0.9);
+    expect(h2.elapsed).toBeLessThan(LIMITS.requestTimeoutMs + SLACK_MS);
+  });
+
+  it('300 slowloris connections at once are all closed at the header timeout, and curl is served meanwhile', async () => {
+    const host = 'slowloris.limits.test';
+    await edgeFor(host);
+    const head = `GET /loris HTTP/1.1\r\nHost: ${host}\r\nX-Slow: ${'a'.repeat(200)}\r\n\r\n`;
+    const lifetimes: Promise<number>[] = [];
+    const sockets: tls.TLSSocket[] = [];
+    try {
+      for (let batch = 0; batch < 10; batch++) {
+        const opened = await Promise.all(
+          Array.from({ length: 30 }, async () => {
+            const socket = await rawTls(host, port());
+            return { socket, since: performance.now() };
+          }),
+        );
+        for (const { socket, since } of opened) {
+          sockets.push(socket);
+          lifetimes.push(
+            Promise.race([
+              closedAfter(socket, since),
+              new Promise<number>((resolve) =>
+                setTimeout(() => resolve(Number.POSITIVE_INFINITY), LIMITS.headerTimeoutMs + 10_000),
+              ),
+            ]),
+          );
+          trickle(socket, head, 250);
+        }
+      }
+      const served = await curlHttps(host, port(), '/meanwhile');
+      expect(served.status, served.stderr).toBe(200);
+      expect(served.body).toBe('service: GET /meanwhile');
+      const closed = await Promise.all(lifetimes);
+      const late = closed.filter((elapsed) => elapsed >= LIMITS.headerTimeoutMs + SLACK_MS);
+      expect(late, `connections open past ${LIMITS.headerTimeoutMs + SLACK_MS} ms`).toEqual([]);
+      expect(l.seen.map((request) => request.url)).toEqual(['/meanwhile']);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+  });
+
+  it('two Host headers, or :authority and host naming different hosts, are a 400 bad-request', async () => {
+    const host = 'hosts.limits.test';
+    await edgeFor(host);
+    for (const second of [host, 'evil.example']) {
+      const twice = await rawExchange(
+        host,
+        `GET /twice HTTP/1.1\r\nHost: ${host}\r\nHost: ${second}\r\n\r\n`,
+        port(),
+      );
+      expect(twice?.status, second).toBe(400);
+      expect(twice?.headers['edgeward-error'], second).toBe('bad-request');
+      expect(twice?.body).toContain('more than one Host header');
+    }
+    const session = h2Connect(host);
+    try {
+      const differ = await h2Request(session, {
+        ':method': 'GET',
+        ':path': '/differ',
+        ':authority': host,
+        host: 'evil.example',
+      });
+      expect(differ.status).toBe(400);
+      expect(differ.headers['edgeward-error']).toBe('bad-request');
+      const same = await h2Request(session, { ':method': 'GET', ':path': '/same', ':authority': host, host });
+      expect(same.status).toBe(200);
+    } finally {
+      session.close();
+    }
+    expect(l.seen.map((request) => request.url)).toEqual(['/same']);
+  });
+
+  it('more header fields than the limit (100) are a 431 too-many-headers over HTTP/1.1 and HTTP/2; 100 pass whole', async () => {
+    const host = 'headers.limits.test';
+    await edgeFor(host);
+    const many = Array.from({ length: 150 }, (_, index) => ['-H', `X-Field-${index}: ${index}`]).flat();
+    for (const version of ['--http1.1', '--http2']) {
+      const refused = await curlHttps(host, port(), '/many', [version, ...many]);
+      expect(refused.code, refused.stderr).toBe(0);
+      expect(refused.status, version).toBe(431);
+      expect(headerOf(refused, 'edgeward-error'), version).toBe('too-many-headers');
+    }
+
+    const fields = (count: number) => Array.from({ length: count }, (_, index) => `x-field-${index}`);
+    const h1 = (count: number) =>
+      rawExchange(
+        host,
+        `GET /h1-${count} HTTP/1.1\r\nHost: ${host}\r\n${fields(count - 1)
+          .map((name) => `${name}: v\r\n`)
+          .join('')}\r\n`,
+        port(),
+      );
+    expect((await h1(100))?.status).toBe(200);
+    const h1Refused = await h1(101);
+    expect(h1Refused?.status).toBe(431);
+    expect(h1Refused?.headers['edgeward-error']).toBe('too-many-headers');
+
+    const session = h2Connect(host);
+    try {
+      const h2 = (count: number) =>
+        h2Request(session, {
+          ':method': 'GET',
+          ':path': `/h2-${count}`,
+          ':authority': host,
+          ...Object.fromEntries(fields(count).map((name) => [name, 'v'])),
+        });
+      expect((await h2(100)).status).toBe(200);
+      const h2Refused = await h2(101);
+      expect(h2Refused.status).toBe(431);
+      expect(h2Refused.headers['edgeward-error']).toBe('too-many-headers');
+    } finally {
+      session.close();
+    }
+    expect(l.seen.map((request) => request.url)).toEqual(['/h1-100', '/h2-100']);
+    for (const request of l.seen) {
+      for (const name of fields(request.url === '/h1-100' ? 99 : 100)) {
+        expect(request.headers[name], `${request.url}: ${name}`).toBe('v');
+      }
+    }
   });
 });

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sshTunnelArgs } from '../support/admin-api.js';
 import { type CliProcess, spawnCli } from '../support/cli-process.js';
 import { waitFor } from '../support/eventually.js';
 import { OpenSshWorkspace } from '../support/openssh.js';
@@ -219,26 +220,7 @@ describe('edgeward as processes', () => {
     const servicePort = await localService('through openssh');
     const client = spawn(
       'ssh',
-      [
-        '-p',
-        String(sshPort),
-        '-i',
-        key.path,
-        '-o',
-        'StrictHostKeyChecking=no',
-        '-o',
-        'UserKnownHostsFile=/dev/null',
-        '-o',
-        'BatchMode=yes',
-        '-o',
-        'ExitOnForwardFailure=yes',
-        '-R',
-        `0:127.0.0.1:${servicePort}`,
-        'edge@127.0.0.1',
-        'tunnel',
-        '--label',
-        'app=ssh',
-      ],
+      sshTunnelArgs({ port: sshPort, keyPath: key.path, forwardPort: servicePort, label: 'app=ssh' }),
       { stdio: ['pipe', 'pipe', 'pipe'] },
     );
     sshClients.push(client);

@@ -6,6 +6,8 @@ import net from 'node:net';
 import type { Duplex } from 'node:stream';
 import ssh2, { type ParsedKey, type SignCallback, type SigningRequestOptions } from 'ssh2';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { livenessBounds } from '../../src/edge/routing/session-liveness.js';
+import { SessionPool } from '../../src/edge/routing/session-pool.js';
 import {
   SessionRefused,
   SshEndpoint,
@@ -355,7 +357,10 @@ describe('SSH transport (an unmodified OpenSSH client with -R)', () => {
   });
 
   it('a client that stops answering (SIGSTOP) is dropped after missed keepalives', async () => {
-    const quick = new SshEndpoint({ ...endpointOptions(), keepaliveIntervalMs: 300 });
+    const quick = new SshEndpoint({
+      ...endpointOptions(),
+      liveness: { intervalMs: 300, overdueMs: 300, timeoutMs: 600 },
+    });
     try {
       const { port } = await quick.listen(0);
       const run = runSsh(['-R', `0:127.0.0.1:${servicePort}`, 'edge@127.0.0.1', 'tunnel', '-l', 'edge=web'], {
@@ -463,3 +468,69 @@ function parse(data: Buffer): ParsedKey {
   if (key instanceof Error) throw key;
   return key;
 }
+
+describe('SSH sessions that stop answering (liveness)', () => {
+  /** A local HTTP service answering with its name, so a carried stream tells which client it went through. */
+  async function namedService(name: string): Promise<{ port: number; close: () => void }> {
+    const named = createHttpServer((request, response) => {
+      request.resume();
+      response.end(name);
+    });
+    named.listen(0, '127.0.0.1');
+    await once(named, 'listening');
+    return { port: (named.address() as net.AddressInfo).port, close: () => named.close() };
+  }
+
+  it('a frozen client (SIGSTOP) leaves rotation: no connection hangs on it, the other carries them all, then it is closed', async () => {
+    const liveness = { intervalMs: 400, overdueMs: 400, timeoutMs: 1200 };
+    const bounds = livenessBounds(liveness);
+    const quick = new SshEndpoint({ ...endpointOptions(), liveness });
+    const pool = new SessionPool();
+    quick.on('session', (session) => pool.add(session));
+    const frozenService = await namedService('frozen');
+    const steadyService = await namedService('steady');
+    try {
+      const { port } = await quick.listen(0);
+      const open = (target: number) =>
+        runSsh(['-R', `0:127.0.0.1:${target}`, 'edge@127.0.0.1', 'tunnel', '-l', 'edge=pair'], { port });
+      const frozen = open(frozenService.port);
+      const [frozenSession] = (await once(quick, 'session')) as [SshSession];
+      open(steadyService.port);
+      await once(quick, 'session');
+      const labels = { edge: 'pair' };
+      const carry = async (index: number) => {
+        const stream = await pool.connect(labels, { ip: '203.0.113.9', port: 41_000 + index });
+        return (await httpOver(stream, 'GET', '/')).body.toString();
+      };
+      // Answering keepalives, both carry connections for several liveness intervals.
+      const before: string[] = [];
+      for (let index = 0; index < 10; index++) {
+        before.push(await carry(index));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(new Set(before)).toEqual(new Set(['frozen', 'steady']));
+      expect(frozenSession.inRotation).toBe(true);
+
+      const closed = once(frozenSession, 'closed');
+      const stoppedAt = Date.now();
+      frozen.child.kill('SIGSTOP');
+      // Opened at once, half of them go to the frozen client first: they move on when it leaves
+      // rotation, so every one is carried, by the other client, none later than that.
+      const during = await Promise.all(Array.from({ length: 6 }, (_, index) => carry(100 + index)));
+      expect(during).toEqual(Array(6).fill('steady'));
+      expect(frozenSession.inRotation).toBe(false);
+      const slackMs = 2_000; // a loaded machine's timers
+      expect(Date.now() - stoppedAt).toBeLessThan(bounds.outOfRotationMs + slackMs);
+      expect(await closed).toEqual(['the ssh client stopped answering keepalives']);
+      expect(Date.now() - stoppedAt).toBeLessThan(bounds.closedMs + slackMs);
+      expect(pool.group(labels)).toHaveLength(1);
+      // Thawed, ssh finds its connection gone and exits.
+      frozen.child.kill('SIGCONT');
+      expect(await frozen.exited).toBe(255);
+    } finally {
+      await quick.close();
+      frozenService.close();
+      steadyService.close();
+    }
+  });
+});

@@ -206,3 +206,76 @@ describe('tunnel transport (agent ↔ edge over HTTP/2 on the agent’s TLS conn
     expect(session.closed).toBe(false);
   });
 });
+
+/**
+ * A TCP proxy between agents and the edge that can freeze the connections it carries: nothing more
+ * goes either way, and nothing is closed (an edge that froze, a path that silently died).
+ * Connections opened after a freeze are carried normally.
+ */
+async function freezingProxy(targetPort: number) {
+  const carried = new Set<net.Socket>();
+  const frozen = new Set<net.Socket>();
+  const proxy = net.createServer((client) => {
+    const upstream = net.connect(targetPort, '127.0.0.1');
+    for (const socket of [client, upstream]) {
+      carried.add(socket);
+      socket.on('error', () => {}); // one side's failure closes the other below; nothing to report
+      socket.once('close', () => carried.delete(socket));
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.once('close', () => upstream.destroy());
+    upstream.once('close', () => client.destroy());
+  });
+  proxy.listen(0, '127.0.0.1');
+  await once(proxy, 'listening');
+  return {
+    port: (proxy.address() as net.AddressInfo).port,
+    /** Stops every connection carried now, both ways, without closing any. */
+    freeze() {
+      for (const socket of carried) {
+        socket.unpipe();
+        socket.pause();
+        frozen.add(socket);
+      }
+    },
+    close() {
+      for (const socket of [...carried, ...frozen]) socket.destroy();
+      proxy.close();
+    },
+  };
+}
+
+describe('liveness seen from the agent', () => {
+  it('an agent whose edge stopped answering drops the connection and reconnects', async () => {
+    const proxy = await freezingProxy(tunnelPort);
+    const agent = new Agent({
+      edgeAddr: `127.0.0.1:${proxy.port}`,
+      authtoken: GOOD_TOKEN,
+      labels: { app: 'web', env: 'liveness' },
+      forward: parseForwardTarget(`http://127.0.0.1:${servicePort}`),
+      agentVersion: '0.1.0',
+      ca: edgeCert.cert,
+      serverName: 'edge.test',
+      liveness: { intervalMs: 300, timeoutMs: 900 },
+    });
+    agents.push(agent);
+    try {
+      agent.start();
+      const [first] = (await once(agent, 'session')) as [string];
+      // Answering pings, the session outlives several liveness intervals.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(agent.sessionId).toBe(first);
+
+      const frozenAt = Date.now();
+      proxy.freeze();
+      const [reason] = (await once(agent, 'disconnected')) as [string];
+      expect(reason).toMatch(/^the edge answered nothing for \d+(\.\d)? s$/);
+      expect(Date.now() - frozenAt).toBeLessThan(1_200 + 2_000); // the limit, and a loaded machine's slack
+      const [second] = (await once(agent, 'session')) as [string];
+      expect(second).not.toBe(first);
+    } finally {
+      proxy.close();
+    }
+  });
+});

@@ -6,6 +6,7 @@ import pino from 'pino';
 import { Agent } from '../../src/agent/agent.js';
 import { parseForwardTarget } from '../../src/agent/forward-target.js';
 import { Edge, type EdgeOptions } from '../../src/edge/edge.js';
+import { loadSshHostKey } from '../../src/edge/ssh-host-key.js';
 import type { AgentSession } from '../../src/edge/tunnel/agent-session.js';
 import type { TunnelEndpoint } from '../../src/edge/tunnel/tunnel-endpoint.js';
 import { loadTunnelCertificate } from '../../src/edge/tunnel-certificate.js';
@@ -25,15 +26,26 @@ export async function startTestEdge(
   options: Partial<
     Pick<
       EdgeOptions,
-      'region' | 'tcpHost' | 'tcpPortRange' | 'edgeId' | 'drainTimeoutMs' | 'identityProviderCas'
+      | 'region'
+      | 'tcpHost'
+      | 'tcpPortRange'
+      | 'edgeId'
+      | 'drainTimeoutMs'
+      | 'identityProviderCas'
+      | 'httpsClientLimits'
+      | 'unauthenticatedLimits'
+      | 'sessionLiveness'
+      | 'logger'
     >
   > & {
     tunnelHost?: string;
     /** Open the public TLS listener of TLS edges on 127.0.0.1 (a free port). */
     tls?: boolean;
+    /** Open the SSH endpoint on 127.0.0.1 (a free port), with a host key generated in the data directory. */
+    ssh?: boolean;
   } = {},
 ): Promise<TestEdge> {
-  const { tunnelHost = '127.0.0.1', tls: withTls = false, ...edgeOptions } = options;
+  const { tunnelHost = '127.0.0.1', tls: withTls = false, ssh: withSsh = false, ...edgeOptions } = options;
   const dataDir = mkdtempSync(join(tmpdir(), 'edgeward-edge-'));
   const tls = await loadTunnelCertificate({ dataDir, names: ['localhost', '127.0.0.1'] });
   const edge = new Edge({
@@ -42,6 +54,7 @@ export async function startTestEdge(
     region: 'us',
     tunnel: { host: tunnelHost, port: 0, tls },
     ...(withTls ? { tls: { host: '127.0.0.1', port: 0 } } : {}),
+    ...(withSsh ? { ssh: { host: '127.0.0.1', port: 0, hostKeys: [loadSshHostKey({ dataDir })] } } : {}),
     tcpHost: '127.0.0.1',
     tcpPortRange: { min: 1024, max: 65535 },
     logger: pino({ level: process.env.EDGEWARD_TEST_LOG ?? 'silent' }),

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { Agent } from '../../src/agent/agent.js';
+import type { EdgeOptions } from '../../src/edge/edge.js';
 import { startTestAgent, startTestEdge, type TestEdge } from './edge.js';
 import { type CurlResult, curlHttps } from './https-curl.js';
 import { startTestServer, type TestServer } from './server.js';
@@ -65,7 +66,9 @@ export interface Harness {
 }
 
 /** Registers the hooks that start and stop the rig; its fields are set once `beforeAll` ran. */
-export function useHarness(options: { identityProviderCas?: string[] } = {}): Harness {
+export function useHarness(
+  options: { identityProviderCas?: string[]; httpsClientLimits?: EdgeOptions['httpsClientLimits'] } = {},
+): Harness {
   const agents: Agent[] = [];
   let service: HttpServer | undefined;
   const harness = {
@@ -78,6 +81,7 @@ export function useHarness(options: { identityProviderCas?: string[] } = {}): Ha
     harness.edge = await startTestEdge(harness.t, {
       tls: true,
       ...(options.identityProviderCas && { identityProviderCas: options.identityProviderCas }),
+      ...(options.httpsClientLimits && { httpsClientLimits: options.httpsClientLimits }),
     });
     service = createHttpServer((request, response) => {
       const chunks: Buffer[] = [];

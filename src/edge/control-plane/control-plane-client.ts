@@ -3,14 +3,19 @@ import { createInterface } from 'node:readline';
 import { Agent, request } from 'undici';
 import {
   EDGE_FEED_PATH,
+  EDGE_FEED_QUERY,
   type EdgeCommand,
   type EdgeCommandResult,
   type EdgeConfig,
+  type EdgePeer,
   type EdgeSessionReport,
   edgeCommandResultPath,
   edgeFeedMessage,
   edgeSessionPath,
 } from '../../schemas/edge-config.js';
+
+/** The control plane could not be reached at all (as opposed to answering an error). */
+class Unreachable extends Error {}
 
 const FIRST_DELAY_MS = 250;
 const MAX_DELAY_MS = 15_000;
@@ -21,10 +26,16 @@ function backoffDelayMs(attempt: number): number {
 }
 
 export interface ControlPlaneOptions {
-  apiUrl: string;
+  /**
+   * The control plane's replicas (or one load-balanced URL). The feed is held on one at a time;
+   * when it drops, the next reconnect tries the next URL, so a dead replica costs one attempt.
+   */
+  apiUrls: readonly string[];
   edgeKey: string;
   edgeId: string;
   region: string;
+  /** Where agents and other edges reach this edge directly, told to the control plane with the feed. */
+  advertise?: () => { tunnelAddr?: string; relayAddr?: string };
   /** A feed that says nothing for this long (pings come every 15 s) is dead. */
   silenceTimeoutMs?: number;
 }
@@ -32,6 +43,8 @@ export interface ControlPlaneOptions {
 type ControlPlaneEvents = {
   config: [EdgeConfig];
   command: [EdgeCommand];
+  /** The live edges and the sessions they hold. */
+  peers: [EdgePeer[]];
   /** The feed is (again) open: sessions must be reported anew, the server forgot them. */
   connected: [];
   disconnected: [reason: string, retryInMs: number];
@@ -47,9 +60,17 @@ export class ControlPlaneClient extends EventEmitter<ControlPlaneEvents> {
   #attempt = 0;
   #abort: AbortController | undefined;
   #retry: NodeJS.Timeout | undefined;
+  /** The replica the feed is on (or is being opened on): reports go there too. */
+  #current = 0;
 
   constructor(private readonly options: ControlPlaneOptions) {
     super();
+    if (options.apiUrls.length === 0) throw new Error('apiUrls: at least one control plane URL is required');
+  }
+
+  /** The replica in use now. */
+  get apiUrl(): string {
+    return this.options.apiUrls[this.#current % this.options.apiUrls.length] as string;
   }
 
   start(): void {
@@ -80,13 +101,46 @@ export class ControlPlaneClient extends EventEmitter<ControlPlaneEvents> {
     return { authorization: `Bearer ${this.options.edgeKey}` };
   }
 
+  /**
+   * One report to the replica the feed is on; when that one cannot be reached, the others in turn
+   * (every replica shares the database, and the edge's lease makes any of them accept it).
+   */
   async #call(method: 'PUT' | 'DELETE' | 'POST', path: string, body?: unknown): Promise<void> {
-    const response = await request(new URL(path, this.options.apiUrl), {
-      method,
-      dispatcher: this.#dispatcher,
-      headers: { ...this.#headers(), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
+    const urls = this.options.apiUrls;
+    let lastError: unknown;
+    for (let offset = 0; offset < urls.length; offset++) {
+      const apiUrl = urls[(this.#current + offset) % urls.length] as string;
+      try {
+        await this.#callOne(apiUrl, method, path, body);
+        return;
+      } catch (error) {
+        if (!(error instanceof Unreachable)) throw error;
+        lastError = error;
+      }
+    }
+    throw lastError;
+  }
+
+  async #callOne(
+    apiUrl: string,
+    method: 'PUT' | 'DELETE' | 'POST',
+    path: string,
+    body?: unknown,
+  ): Promise<void> {
+    let response: Awaited<ReturnType<typeof request>>;
+    try {
+      response = await request(new URL(path, apiUrl), {
+        method,
+        dispatcher: this.#dispatcher,
+        headers: {
+          ...this.#headers(),
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch (error) {
+      throw new Unreachable(`${method} ${path}: ${apiUrl} cannot be reached`, { cause: error });
+    }
     const text = await response.body.text();
     if (response.statusCode >= 300) {
       throw new Error(
@@ -98,9 +152,13 @@ export class ControlPlaneClient extends EventEmitter<ControlPlaneEvents> {
   async #open(): Promise<void> {
     const abort = new AbortController();
     this.#abort = abort;
-    const url = new URL(EDGE_FEED_PATH, this.options.apiUrl);
+    const url = new URL(EDGE_FEED_PATH, this.apiUrl);
     url.searchParams.set('edge_id', this.options.edgeId);
     url.searchParams.set('region', this.options.region);
+    url.searchParams.set(EDGE_FEED_QUERY.peers, '1');
+    const { tunnelAddr, relayAddr } = this.options.advertise?.() ?? {};
+    if (tunnelAddr) url.searchParams.set(EDGE_FEED_QUERY.tunnelAddr, tunnelAddr);
+    if (relayAddr) url.searchParams.set(EDGE_FEED_QUERY.relayAddr, relayAddr);
     let reason = 'feed ended';
     try {
       const response = await request(url, {
@@ -117,7 +175,10 @@ export class ControlPlaneClient extends EventEmitter<ControlPlaneEvents> {
       reason = error instanceof Error ? error.message : String(error);
     }
     if (this.#stopped) return;
-    const delay = backoffDelayMs(this.#attempt++);
+    // The next attempt goes to the next replica: this one may be the one that died.
+    if (this.options.apiUrls.length > 1) this.#current = (this.#current + 1) % this.options.apiUrls.length;
+    const delay = this.options.apiUrls.length > 1 && this.#attempt === 0 ? 0 : backoffDelayMs(this.#attempt);
+    this.#attempt++;
     this.emit('disconnected', reason, delay);
     this.#retry = setTimeout(() => {
       this.#open().catch(() => {});
@@ -144,6 +205,8 @@ export class ControlPlaneClient extends EventEmitter<ControlPlaneEvents> {
           }
         } else if (message.type === 'command') {
           this.emit('command', message.command);
+        } else if (message.type === 'peers') {
+          this.emit('peers', message.peers);
         }
       }
     } finally {

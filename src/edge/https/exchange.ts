@@ -12,6 +12,8 @@ export interface IncomingRequest {
   /** The request target: path and query. */
   target: string;
   headers: IncomingHttpHeaders;
+  /** The header fields as received, names and values alternating: repeated fields all kept. */
+  rawHeaders: readonly string[];
   /** The TLS socket it came on: its SNI and negotiated version. */
   socket: TLSSocket;
   /** The body, read only when a module needs it whole. */

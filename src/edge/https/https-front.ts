@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import http2, { type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
+import http2, {
+  type Http2SecureServer,
+  type Http2ServerRequest,
+  type Http2ServerResponse,
+  type ServerHttp2Session,
+  type ServerHttp2Stream,
+} from 'node:http2';
 import type net from 'node:net';
 import { type Duplex, pipeline, type Readable } from 'node:stream';
 import tls from 'node:tls';
@@ -9,8 +15,15 @@ import type { Certificate } from '../edge-certificates.js';
 import type { EdgeMetrics } from '../edge-metrics.js';
 import type { TlsVersion } from '../listeners/tls-listener.js';
 import { NoOnlineSession, type SessionPool } from '../routing/session-pool.js';
+import {
+  enforceHttp1Limits,
+  HEADER_FIELDS_PARSED,
+  type HttpsClientLimits,
+  resolveClientLimits,
+} from './client-limits.js';
 import type { Admitted, EdgeReply, IncomingRequest, ResponseExchange } from './exchange.js';
 import { endToEnd, type HeaderRecord } from './forwarding-headers.js';
+import { enforceHttp2Timeouts } from './http2-timeouts.js';
 import type { HttpsRouteTable } from './https-routes.js';
 import type { UpgradeExchange } from './modules/route-module.js';
 import { type EdgePage, Pages, renderPage } from './pages.js';
@@ -36,6 +49,17 @@ const MAX_SERVERS = 256;
 /** Methods a proxy may send again when a kept-alive connection failed before any answer (RFC 9110 §9.2.2). */
 const REPLAYABLE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/**
+ * One server and the connections it serves. A server dropped from the cache is closed once its last
+ * connection is gone: closing stops Node's timeout sweep (whose interval would hold the server in
+ * memory for ever), and its connections keep their timeouts until then.
+ */
+interface FrontServer {
+  server: Http2SecureServer;
+  connections: number;
+  dropped: boolean;
+}
+
 type AnyRequest = IncomingMessage | Http2ServerRequest;
 type AnyResponse = ServerResponse | Http2ServerResponse;
 
@@ -50,19 +74,28 @@ function writeHead(response: AnyResponse, status: number, headers: http.Outgoing
  * names an HTTPS edge; it is served by a `node:http2` secure server (HTTP/2, and HTTP/1.1 through
  * `allowHTTP1`) made for that edge's certificate and TLS settings, so the handshake enforces the
  * edge's minimum version and mutual TLS before any request is read. Every server shares one
- * request handler: route, modules, then the agent.
+ * request handler: route, modules, then the agent. Every connection is held to the client limits
+ * (handshake, header, request and idle timeouts; header fields).
  */
 export class HttpsFront {
-  readonly #servers = new Map<string, Http2SecureServer>();
+  readonly #servers = new Map<string, FrontServer>();
   readonly #upstreams: UpstreamAgents;
+  readonly #limits: HttpsClientLimits;
+  /** Requests being answered now (upgraded connections are not requests: a drain does not wait for them). */
+  #inFlight = 0;
+  readonly #idle = new Set<() => void>();
+  readonly #sessions = new Set<ServerHttp2Session>();
+  #draining = false;
 
   constructor(
     private readonly table: HttpsRouteTable,
     private readonly pool: SessionPool,
     private readonly metrics: EdgeMetrics,
     private readonly log: Logger,
+    limits: Partial<HttpsClientLimits> = {},
   ) {
     this.#upstreams = new UpstreamAgents(pool);
+    this.#limits = resolveClientLimits(limits);
   }
 
   /** Keeps the upstream connections of the tunnel groups routes still use; closes the others. */
@@ -70,17 +103,36 @@ export class HttpsFront {
     this.#upstreams.retain(groups);
   }
 
-  /** Closes every idle upstream connection (the edge is stopping). */
+  /**
+   * The edge is draining: HTTP/2 clients get a GOAWAY (their streams in flight finish), HTTP/1.1
+   * answers say `Connection: close`. Resolves once no request is in flight.
+   */
+  drain(): Promise<void> {
+    this.#draining = true;
+    for (const session of this.#sessions) session.close();
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.add(resolve));
+  }
+
+  /** Closes every idle upstream connection and stops the servers' timeout checks (the edge is stopping). */
   close(): void {
     this.#upstreams.destroy();
+    for (const entry of this.#servers.values()) entry.server.close();
+    this.#servers.clear();
   }
 
   /** Serves one client socket (its ClientHello still unread) with the edge's TLS settings. */
   serve(socket: net.Socket, settings: HttpsTlsSettings): void {
-    this.#serverFor(settings).emit('connection', socket);
+    const entry = this.#serverFor(settings);
+    entry.connections++;
+    socket.once('close', () => {
+      entry.connections--;
+      if (entry.dropped && entry.connections === 0) entry.server.close();
+    });
+    entry.server.emit('connection', socket);
   }
 
-  #serverFor(settings: HttpsTlsSettings): Http2SecureServer {
+  #serverFor(settings: HttpsTlsSettings): FrontServer {
     const key = createHash('sha256')
       .update(
         JSON.stringify([
@@ -111,9 +163,18 @@ export class HttpsFront {
         }),
         ...(mutual && { requestCert: true, rejectUnauthorized: true, ca: settings.clientCas }),
         settings: { enableConnectProtocol: false },
+        handshakeTimeout: this.#limits.headerTimeoutMs,
+        maxHeaderListPairs: HEADER_FIELDS_PARSED,
       },
       (request, response) => this.#onRequest(request, response),
     );
+    enforceHttp1Limits(server, this.#limits);
+    server.on('session', (session) => {
+      enforceHttp2Timeouts(session, this.#limits, (stream) => this.#answerRequestTimeout(stream));
+      if (this.#draining) session.close();
+      this.#sessions.add(session);
+      session.once('close', () => this.#sessions.delete(session));
+    });
     server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) =>
       this.#onUpgrade(request, socket, head),
     );
@@ -123,31 +184,55 @@ export class HttpsFront {
     });
     // Client resets are ordinary and end their own exchange only.
     server.on('sessionError', () => {});
-    this.#servers.set(key, server);
+    const entry: FrontServer = { server, connections: 0, dropped: false };
+    this.#servers.set(key, entry);
     if (this.#servers.size > MAX_SERVERS) {
-      const oldest = this.#servers.keys().next().value;
-      if (oldest !== undefined) this.#servers.delete(oldest);
+      const oldest = this.#servers.entries().next().value;
+      if (oldest !== undefined) {
+        const [oldestKey, dropped] = oldest;
+        this.#servers.delete(oldestKey);
+        dropped.dropped = true;
+        if (dropped.connections === 0) dropped.server.close();
+      }
     }
-    return server;
+    return entry;
   }
 
   #render = (page: EdgePage, edgeId: string | undefined) => renderPage(page, edgeId);
+
+  /** An HTTP/2 request whose body did not arrive in time: a 408 unless an answer already started. */
+  #answerRequestTimeout(stream: ServerHttp2Stream): void {
+    this.#count(undefined, undefined, 'request-timeout');
+    if (stream.headersSent) return;
+    const page = Pages.requestTimeout();
+    const { headers, body } = renderPage(page, undefined);
+    stream.respond({ ':status': page.status, ...headers, 'content-length': Buffer.byteLength(body) });
+    stream.end(body);
+  }
 
   #count(edgeId: string | undefined, routeId: string | undefined, outcome: string): void {
     this.metrics.httpRequests.inc({ edge_id: edgeId ?? 'none', route_id: routeId ?? 'none', outcome });
   }
 
   #onRequest(request: AnyRequest, response: AnyResponse): void {
+    this.#inFlight++;
+    response.once('close', () => {
+      if (--this.#inFlight > 0) return;
+      for (const resolve of this.#idle) resolve();
+      this.#idle.clear();
+    });
+    if (this.#draining && !(response instanceof http2.Http2ServerResponse)) response.shouldKeepAlive = false;
     const incoming: IncomingRequest = {
       method: request.method ?? 'GET',
       target: request.url ?? '/',
       headers: request.headers,
+      rawHeaders: request.rawHeaders,
       socket: request.socket as tls.TLSSocket,
       body: request as Readable,
       hasBody: hasBody(request),
       upgrade: false,
     };
-    admit(incoming, this.table, this.#render)
+    admit(incoming, this.table, this.#render, this.#limits)
       .then((admission) => {
         if (admission.kind === 'reply') {
           this.#count(admission.edgeId, admission.routeId, admission.reply.outcome);
@@ -295,12 +380,13 @@ export class HttpsFront {
       method: request.method ?? 'GET',
       target: request.url ?? '/',
       headers: request.headers,
+      rawHeaders: request.rawHeaders,
       socket: request.socket as tls.TLSSocket,
       body: request,
       hasBody: false,
       upgrade: true,
     };
-    admit(incoming, this.table, this.#render)
+    admit(incoming, this.table, this.#render, this.#limits)
       .then(async (admission) => {
         if (admission.kind === 'reply') {
           this.#count(admission.edgeId, admission.routeId, admission.reply.outcome);

@@ -52,6 +52,18 @@ export const Pages = {
     title: 'Bad Request',
     detail: `The edge cannot route this request: ${why}.`,
   }),
+  tooManyHeaders: (limit: number): EdgePage => ({
+    status: 431,
+    code: 'too-many-headers',
+    title: 'Request Header Fields Too Large',
+    detail: `The request carries more than ${limit} header fields.`,
+  }),
+  requestTimeout: (): EdgePage => ({
+    status: 408,
+    code: 'request-timeout',
+    title: 'Request Timeout',
+    detail: 'The request did not arrive whole in time.',
+  }),
   noRoute: (path: string): EdgePage => ({
     status: 404,
     code: 'no-route',

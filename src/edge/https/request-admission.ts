@@ -3,6 +3,7 @@ import type { Admitted, EdgeReply, IncomingRequest, RequestExchange } from './ex
 import { upstreamRequestHeaders } from './forwarding-headers.js';
 import type { HttpsEdgeEntry, HttpsRouteTable } from './https-routes.js';
 import { type EdgePage, Pages } from './pages.js';
+import { requestHeadProblem } from './request-head.js';
 import { normalizeTarget } from './request-target.js';
 import { RESERVED_PATH_PREFIXES } from './route-modules.js';
 
@@ -31,7 +32,8 @@ export function hostOfAuthority(authority: string): string {
 }
 
 /**
- * Decides what happens to one request: the edge and route it is for, then every module of that
+ * Decides what happens to one request: a head the edge cannot serve is refused first (too many
+ * header fields, an ambiguous Host), then the edge and route it is for, then every module of that
  * route in the order of `EDGE_ROUTE_MODULES`. The first module that refuses answers; a route whose
  * modules could not be read refuses everything (fail closed).
  */
@@ -39,7 +41,16 @@ export async function admit(
   request: IncomingRequest,
   table: HttpsRouteTable,
   render: Render,
+  limits: { maxHeaders: number },
 ): Promise<Admission> {
+  const problem = requestHeadProblem(request, limits.maxHeaders);
+  if (problem)
+    return {
+      kind: 'reply',
+      edgeId: undefined,
+      routeId: undefined,
+      reply: pageReply(problem, undefined, render),
+    };
   const authority = String(request.headers[':authority'] ?? request.headers.host ?? '');
   const host = hostOfAuthority(authority);
   const reply = (page: EdgePage, edgeId?: string, routeId?: string): Admission => ({

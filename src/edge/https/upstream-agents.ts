@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { SessionPool } from '../routing/session-pool.js';
+import type { TunnelSession } from '../routing/tunnel-session.js';
 
 /** How long an idle upstream connection is kept: under the 5 s keep-alive Node servers default to. */
 const IDLE_MS = 4_000;
@@ -18,8 +19,16 @@ const POOLED_SOURCE = { ip: '0.0.0.0', port: 0 };
  * agent's tunnel connection. Reusing them saves a stream round trip to the agent and a TCP
  * connect by the agent on every request. New connections are spread over the group's sessions by
  * the session pool; a connection whose session goes away closes and leaves the pool.
+ *
+ * A failed connection makes its session suspect, and a session out of rotation (suspect, overdue
+ * with a ping's answer, or closed) has its idle connections dropped at once, before the failed
+ * request is sent again (`https-front.ts` replays a GET whose kept-alive connection failed): the
+ * replay goes to another session's connection, or to a new one the pool opens on another session.
  */
 class TunnelGroupAgent extends http.Agent {
+  /** The session each connection of this agent is a stream of. */
+  readonly #sessionOf = new WeakMap<Duplex, TunnelSession>();
+
   constructor(
     private readonly pool: SessionPool,
     private readonly labels: Readonly<Record<string, string>>,
@@ -31,8 +40,15 @@ class TunnelGroupAgent extends http.Agent {
     _options: http.ClientRequestArgs,
     callback?: (error: Error | null, stream: Duplex) => void,
   ): Duplex | null | undefined {
-    this.pool.connect(this.labels, POOLED_SOURCE).then(
-      (stream) => callback?.(null, writeBuffersOnly(stream)),
+    this.pool.open(this.labels, POOLED_SOURCE).then(
+      ({ stream, session }) => {
+        this.#track(stream, session);
+        // Node's agent calls `ref()` on a socket it hands out again; a tunnel stream holds nothing
+        // open that the edge's own connections do not.
+        const socket = writeBuffersOnly(stream) as Duplex & { ref?: () => unknown };
+        socket.ref ??= () => socket;
+        callback?.(null, socket);
+      },
       (error: unknown) =>
         callback?.(error instanceof Error ? error : new Error(String(error)), undefined as never),
     );
@@ -40,22 +56,70 @@ class TunnelGroupAgent extends http.Agent {
   }
 
   // A tunnel stream is no TCP socket: no keep-alive probes to set, nothing to ref or unref. An idle
-  // timeout closes it while it waits in the pool.
+  // timeout closes it while it waits in the pool. A stream of a session out of rotation is not kept.
   override keepSocketAlive(socket: Duplex): boolean {
+    if (this.#sessionOf.get(socket)?.inRotation === false) return false;
     (socket as Duplex & { setTimeout?(ms: number): void }).setTimeout?.(IDLE_MS);
     return true;
   }
 
-  override reuseSocket(socket: Duplex): void {
+  // Node's own part marks the request as sent on a reused connection (which is what lets
+  // `https-front.ts` replay a GET whose kept-alive connection failed) and takes off the listeners it
+  // put on the idle socket.
+  override reuseSocket(socket: Duplex, request: http.ClientRequest): void {
     (socket as Duplex & { setTimeout?(ms: number): void }).setTimeout?.(0);
+    super.reuseSocket(socket, request);
+  }
+
+  /**
+   * Notes the stream's session. Its listeners come before any request's (they are added first), so
+   * by the time a request hears that its connection failed, the session is out of rotation and its
+   * idle connections are gone from this agent.
+   */
+  #track(stream: Duplex, session: TunnelSession | undefined): void {
+    // A stream another edge's session carries (relayed) is that edge's to watch.
+    if (!session) return;
+    this.#sessionOf.set(stream, session);
+    stream.on('error', (error: Error) => {
+      session.markSuspect(`an upstream connection failed: ${error.message}`);
+      this.dropIdle(session);
+    });
+    stream.once('close', () => {
+      // The session's connection is gone; its `closed` event may come a moment later.
+      if (session.closed) this.dropIdle(session);
+    });
+  }
+
+  /**
+   * Takes the session's idle connections out of the free lists and closes them. Out of the lists at
+   * once: Node's agent hands out the newest free socket without checking that it is still open.
+   */
+  dropIdle(session: TunnelSession): void {
+    for (const sockets of Object.values(this.freeSockets)) {
+      if (!sockets) continue;
+      for (let index = sockets.length - 1; index >= 0; index--) {
+        const socket = sockets[index];
+        if (!socket || this.#sessionOf.get(socket) !== session) continue;
+        sockets.splice(index, 1);
+        socket.destroy();
+      }
+    }
   }
 }
 
-/** One keep-alive agent per tunnel group (backend labels), dropped when no route uses the group. */
+/**
+ * One keep-alive agent per tunnel group (backend labels), dropped when no route uses the group. A
+ * session that leaves rotation or closes loses its idle connections in every group.
+ */
 export class UpstreamAgents {
   #agents = new Map<string, TunnelGroupAgent>();
+  readonly #onOutOfRotation = (session: TunnelSession) => {
+    for (const agent of this.#agents.values()) agent.dropIdle(session);
+  };
 
-  constructor(private readonly pool: SessionPool) {}
+  constructor(private readonly pool: SessionPool) {
+    pool.on('outOfRotation', this.#onOutOfRotation);
+  }
 
   for(labels: Readonly<Record<string, string>>): http.Agent {
     const key = groupKey(labels);
@@ -78,6 +142,7 @@ export class UpstreamAgents {
   }
 
   destroy(): void {
+    this.pool.off('outOfRotation', this.#onOutOfRotation);
     for (const agent of this.#agents.values()) agent.destroy();
     this.#agents.clear();
   }

@@ -23,11 +23,15 @@
  * Authentication is publickey only. The `authenticate` callback decides whether a key is
  * registered; the edge then verifies the client's signature over the session identifier with that
  * key (`utils.parseKey(blob).verify(ctx.blob, ctx.signature, ctx.hashAlgo)`), so a client must hold
- * the private key, not just know the public one. A connection that has not authenticated within
- * `authTimeoutMs`, or that runs no `tunnel` command within `commandTimeoutMs` of authenticating
- * (e.g. `ssh -N`, which cannot carry labels), is closed; the pre-authentication banner says so.
- * SSH keepalives (every `keepaliveIntervalMs`, two missed ones allowed) notice a vanished client in
- * about three intervals.
+ * the private key, not just know the public one. A connection that has not finished the key
+ * exchange within `handshakeTimeoutMs` or authenticated within `authTimeoutMs` (ssh2's server has
+ * no such timeouts: these are ours), or that runs no `tunnel` command within `commandTimeoutMs` of
+ * authenticating (e.g. `ssh -N`, which cannot carry labels), is closed; the pre-authentication
+ * banner says so. One source address may hold `maxUnauthenticatedPerSource` connections that have
+ * not authenticated; one more is closed at once.
+ * ssh2 sends a keepalive after every `liveness.intervalMs` without a packet from the client; a
+ * client silent for `intervalMs + overdueMs` is out of rotation, and closed after `intervalMs +
+ * timeoutMs` (see `SessionLiveness`).
  */
 import { EventEmitter } from 'node:events';
 import net, { type AddressInfo } from 'node:net';
@@ -39,6 +43,10 @@ import ssh2, {
   type Server,
   type ServerChannel,
 } from 'ssh2';
+import type { SessionLivenessSettings } from '../../schemas/tunnel-protocol.js';
+import { PerSourceLimit, type ReleaseSlot } from '../listeners/per-source-limit.js';
+import { type DropKind, UNAUTHENTICATED_DEFAULTS } from '../listeners/unauthenticated-limits.js';
+import { resolveLiveness } from '../routing/session-liveness.js';
 import type { TunnelSessionInfo } from '../routing/tunnel-session.js';
 import { SessionRefused } from '../tunnel/tunnel-endpoint.js';
 import { ExitStatus, formatLabels, parseCommandLine, usage } from './command-line.js';
@@ -74,8 +82,12 @@ export interface SshEndpointOptions {
   commandTimeoutMs?: number;
   /** How long a connection may take to authenticate (ms, default 30 s). */
   authTimeoutMs?: number;
-  /** SSH keepalive interval (ms, default 10 s); the client is dropped after two unanswered ones. */
-  keepaliveIntervalMs?: number;
+  /** How long a connection may take to finish the SSH key exchange (ms, default 10 s). */
+  handshakeTimeoutMs?: number;
+  /** Connections one source address may hold before they authenticate (default 16). */
+  maxUnauthenticatedPerSource?: number;
+  /** How sessions' clients are kept checked (SSH keepalives); `SESSION_LIVENESS` by default. */
+  liveness?: Partial<SessionLivenessSettings>;
   /** The text shown before authentication; false for none. Default: a one-line usage hint. */
   banner?: string | false;
 }
@@ -90,6 +102,12 @@ const NOMINAL_PORT_COUNT = 50_000;
 interface ConnectionState {
   socket: net.Socket;
   ip: string;
+  /** Its source address's slot, held until it authenticates. */
+  releaseSlot: ReleaseSlot;
+  /** Runs until the first key exchange is done. */
+  handshakeTimer?: NodeJS.Timeout;
+  /** What ssh2 said went wrong with the protocol, for `dropped`. */
+  protocolError?: string;
   client?: Connection;
   agentVersion: string;
   os: string;
@@ -98,7 +116,7 @@ interface ConnectionState {
   failedAuths: number;
   /** Why the last authentication attempt failed, for `refused` if the client gives up. */
   authFailure?: string;
-  /** Whether `refused` was emitted for this connection already. */
+  /** Whether `refused` or `dropped` was emitted for this connection already. */
   reported: boolean;
   credentialId?: string;
   forward?: RemoteForward;
@@ -112,12 +130,14 @@ interface ConnectionState {
 /**
  * Where OpenSSH clients dial in: an SSH server (ssh2) that authenticates by public key, takes the
  * client's remote forward and `tunnel` command, and keeps the sessions the caller accepts. Emits
- * `session` for each new one (a session emits `closed` when its client goes) and `refused` for a
- * connection that did not become one.
+ * `session` for each new one (a session emits `closed` when its client goes), `refused` for a
+ * connection that tried a key or a command and did not become one, and `dropped` for one that
+ * never tried (over the per-source limit, no key exchange or authentication in time, gone).
  */
 export class SshEndpoint extends EventEmitter<{
   session: [SshSession];
   refused: [ip: string, reason: string];
+  dropped: [ip: string, kind: DropKind, reason: string];
 }> {
   readonly #listener: net.Server;
   readonly #ssh: Server;
@@ -126,12 +146,20 @@ export class SshEndpoint extends EventEmitter<{
   readonly #connections = new Map<string, ConnectionState>();
   readonly #commandTimeoutMs: number;
   readonly #authTimeoutMs: number;
+  readonly #handshakeTimeoutMs: number;
+  readonly #liveness: SessionLivenessSettings;
+  readonly #perSource: PerSourceLimit;
   #nominalPort = 0;
 
   constructor(private readonly options: SshEndpointOptions) {
     super();
     this.#commandTimeoutMs = options.commandTimeoutMs ?? 10_000;
-    this.#authTimeoutMs = options.authTimeoutMs ?? 30_000;
+    this.#liveness = resolveLiveness(options.liveness);
+    this.#authTimeoutMs = options.authTimeoutMs ?? UNAUTHENTICATED_DEFAULTS.sshAuthTimeoutMs;
+    this.#handshakeTimeoutMs = options.handshakeTimeoutMs ?? UNAUTHENTICATED_DEFAULTS.handshakeTimeoutMs;
+    this.#perSource = new PerSourceLimit(
+      options.maxUnauthenticatedPerSource ?? UNAUTHENTICATED_DEFAULTS.maxPerSource,
+    );
     const banner =
       options.banner === false
         ? undefined
@@ -144,8 +172,10 @@ export class SshEndpoint extends EventEmitter<{
         hostKeys: options.hostKeys,
         ident: 'edgeward',
         ...(banner ? { banner } : {}),
-        keepaliveInterval: options.keepaliveIntervalMs ?? 10_000,
-        keepaliveCountMax: 2,
+        // The keepalives every session's liveness counts on; ssh2's own give-up is a backstop
+        // that comes after the session's liveness has closed it.
+        keepaliveInterval: this.#liveness.intervalMs,
+        keepaliveCountMax: Math.ceil(this.#liveness.timeoutMs / this.#liveness.intervalMs) + 1,
       },
       (client, info) => this.#onConnection(client, info),
     );
@@ -192,10 +222,16 @@ export class SshEndpoint extends EventEmitter<{
   }
 
   #onSocket(socket: net.Socket): void {
+    const admitted = this.#perSource.admit(socket, (ip, reason) =>
+      this.emit('dropped', ip, 'per_source_limit', reason),
+    );
+    if (!admitted) return;
+    const { ip, release: releaseSlot } = admitted;
     const key = connectionKey(socket.remoteAddress, socket.remotePort);
     const state: ConnectionState = {
       socket,
-      ip: normalizeIp(socket.remoteAddress),
+      ip,
+      releaseSlot,
       agentVersion: 'unknown',
       os: 'unknown',
       keyChecks: new Map(),
@@ -210,11 +246,27 @@ export class SshEndpoint extends EventEmitter<{
     socket.once('close', () => {
       state.closed = true;
       clearTimeout(state.timer);
+      clearTimeout(state.handshakeTimer);
+      releaseSlot();
       this.#connections.delete(key);
-      if (!state.credentialId) this.#refuse(state, state.authFailure ?? 'did not authenticate');
+      if (state.credentialId) return;
+      if (state.authFailure) this.#refuse(state, state.authFailure);
+      else if (state.protocolError) this.#drop(state, 'handshake_failed', state.protocolError);
+      else this.#drop(state, 'closed', 'the client closed the connection before authenticating');
     });
+    state.handshakeTimer = setTimeout(() => {
+      this.#drop(
+        state,
+        'handshake_timeout',
+        `no SSH key exchange within ${duration(this.#handshakeTimeoutMs)}`,
+      );
+      socket.destroy();
+    }, this.#handshakeTimeoutMs);
     state.timer = setTimeout(() => {
-      this.#refuse(state, `did not authenticate within ${duration(this.#authTimeoutMs)}`);
+      const reason = `did not authenticate within ${duration(this.#authTimeoutMs)}`;
+      // Only a client that tried a key was refused; one that never tried is noise, not news.
+      if (state.authFailure) this.#refuse(state, `${reason} (${state.authFailure})`);
+      else this.#drop(state, 'auth_timeout', reason);
       socket.destroy();
     }, this.#authTimeoutMs);
     this.#ssh.injectSocket(socket);
@@ -229,9 +281,15 @@ export class SshEndpoint extends EventEmitter<{
     state.client = client;
     state.agentVersion = printable(info.header.versions.software).slice(0, SOFTWARE_MAX_CHARS) || 'unknown';
     state.os = printable(info.header.comments ?? '').slice(0, SOFTWARE_MAX_CHARS) || 'unknown';
-    client.on('error', () => {}); // the socket's close ends the connection and its session
+    // The socket's close ends the connection and its session; the error is the reason if it never authenticated.
+    client.on('error', (error) => {
+      state.protocolError ??= `SSH protocol error: ${error.message}`;
+    });
+    client.once('handshake', () => clearTimeout(state.handshakeTimer));
     client.on('authentication', (ctx) => this.#onAuthentication(state, ctx));
     client.once('ready', () => {
+      // Authenticated: it no longer counts against its address's limit.
+      state.releaseSlot();
       clearTimeout(state.timer);
       state.timer = setTimeout(() => {
         if (state.session) return;
@@ -322,6 +380,12 @@ export class SshEndpoint extends EventEmitter<{
     if (state.reported) return;
     state.reported = true;
     this.emit('refused', state.ip, reason);
+  }
+
+  #drop(state: ConnectionState, kind: DropKind, reason: string): void {
+    if (state.reported) return;
+    state.reported = true;
+    this.emit('dropped', state.ip, kind, reason);
   }
 
   #onGlobalRequest(
@@ -416,6 +480,8 @@ export class SshEndpoint extends EventEmitter<{
           pty,
           forward,
           destroySocket: () => state.socket.destroy(),
+          bytesRead: () => state.socket.bytesRead,
+          liveness: this.#liveness,
         });
         state.session = session;
         this.#sessions.set(id, session);
@@ -498,11 +564,6 @@ function duration(ms: number): string {
 
 function connectionKey(address: string | undefined, port: number | undefined): string {
   return `${address ?? ''}|${port ?? ''}`;
-}
-
-function normalizeIp(address: string | undefined): string {
-  if (!address) return 'unknown';
-  return address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
 }
 
 /** Printable ASCII only: what a client says of itself ends up in logs and the API. */

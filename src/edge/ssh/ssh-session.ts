@@ -1,7 +1,14 @@
 import { EventEmitter } from 'node:events';
 import type { Duplex } from 'node:stream';
 import type { Connection, ServerChannel } from 'ssh2';
-import type { AgentCommandName, TunnelSession, TunnelSessionInfo } from '../routing/tunnel-session.js';
+import type { SessionLivenessSettings } from '../../schemas/tunnel-protocol.js';
+import { SessionLiveness } from '../routing/session-liveness.js';
+import type {
+  AgentCommandName,
+  TunnelSession,
+  TunnelSessionEvents,
+  TunnelSessionInfo,
+} from '../routing/tunnel-session.js';
 import { ExitStatus } from './command-line.js';
 
 /** The remote forward (`ssh -R`) a session's connections go through, as the client asked for it. */
@@ -22,19 +29,31 @@ export interface SshCarrier {
   forward: RemoteForward;
   /** Tears the TCP connection down at once (a vanished client never answers a polite end). */
   destroySocket: () => void;
+  /** Bytes read from the client's TCP connection so far: any new byte is a sign of life. */
+  bytesRead: () => number;
+  /** The endpoint's liveness settings; its ssh2 server sends a keepalive after `intervalMs` of silence. */
+  liveness: SessionLivenessSettings;
 }
 
 /** How long a client may take to leave after its session was closed, before the edge hangs up. */
 const LEAVE_GRACE_MS = 2_000;
 
+/** Why a session whose client stopped answering is closed (ssh2's own keepalive timeout says the same). */
+const KEEPALIVE_TIMEOUT_REASON = 'the ssh client stopped answering keepalives';
+
 /**
  * One tunnel session carried by an OpenSSH client: public connections are `forwarded-tcpip`
  * channels the edge opens on the client's remote forward, which ssh connects to its `-R` target.
  * The `tunnel` command's channel is where the user hears about the session (its stdout and stderr);
- * the session lasts as long as the SSH connection. Emits `closed` once.
+ * the session lasts as long as the SSH connection. OpenSSH answers the keepalives ssh2 sends after
+ * a silence: a client that stops answering leaves rotation, then is closed. Emits `closed` once,
+ * and `rotation`.
  */
-export class SshSession extends EventEmitter<{ closed: [reason: string] }> implements TunnelSession {
+export class SshSession extends EventEmitter<TunnelSessionEvents> implements TunnelSession {
   #closed = false;
+  readonly #liveness: SessionLiveness;
+  /** Channels asked for that ssh has not answered yet: abandoned if the session leaves rotation. */
+  readonly #unanswered = new Set<() => void>();
   readonly #connection: Connection;
   readonly #channel: ServerChannel;
   readonly #pty: boolean;
@@ -43,7 +62,7 @@ export class SshSession extends EventEmitter<{ closed: [reason: string] }> imple
 
   constructor(
     readonly info: TunnelSessionInfo,
-    { connection, channel, pty, forward, destroySocket }: SshCarrier,
+    { connection, channel, pty, forward, destroySocket, bytesRead, liveness }: SshCarrier,
   ) {
     super();
     this.#connection = connection;
@@ -51,11 +70,21 @@ export class SshSession extends EventEmitter<{ closed: [reason: string] }> imple
     this.#pty = pty;
     this.#forward = forward;
     this.#destroySocket = destroySocket;
+    this.#liveness = new SessionLiveness({ received: bytesRead }, liveness);
+    this.#liveness.on('rotation', (inRotation) => {
+      if (!inRotation) for (const abandon of [...this.#unanswered]) abandon();
+      this.emit('rotation', inRotation);
+    });
+    this.#liveness.on('dead', () => {
+      this.close(KEEPALIVE_TIMEOUT_REASON);
+      // A frozen client reads nothing: the polite end would wait for it in vain.
+      destroySocket();
+    });
     connection.once('end', () => this.#markClosed('the ssh client disconnected'));
     connection.once('close', () => this.#markClosed('the ssh client disconnected'));
     connection.on('error', (error: Error & { level?: string }) => {
       if (error.level === 'client-timeout') {
-        this.#markClosed('the ssh client stopped answering keepalives');
+        this.#markClosed(KEEPALIVE_TIMEOUT_REASON);
       } else {
         this.#markClosed(`connection failed: ${error.message}`);
       }
@@ -80,14 +109,40 @@ export class SshSession extends EventEmitter<{ closed: [reason: string] }> imple
     return this.#closed;
   }
 
+  get inRotation(): boolean {
+    return !this.#closed && this.#liveness.inRotation;
+  }
+
+  markSuspect(reason: string): void {
+    if (!this.#closed) this.#liveness.markSuspect(reason);
+  }
+
+  /** OpenSSH cannot be told to move: its session serves until the edge stops, then it reconnects. */
+  readonly draining = false;
+
+  drain(): boolean {
+    return false;
+  }
+
+  /** OpenSSH dials one edge: it has no use for the others. */
+  tellEdges(): void {}
+
   /**
    * Opens a `forwarded-tcpip` channel on the client's remote forward, from the public client's
    * address; ssh connects it to its `-R` target. Rejects when ssh cannot reach it (it refuses the
-   * channel) or the session is gone.
+   * channel), the session is gone, or it leaves rotation before ssh answered (a frozen client
+   * never will; a channel it opens later is closed at once).
    */
   openStream(source: { ip: string; port: number }): Promise<Duplex> {
     if (this.#closed) return Promise.reject(new Error(`session ${this.id} is closed`));
     return new Promise((resolve, reject) => {
+      let abandoned = false;
+      const abandon = () => {
+        abandoned = true;
+        this.#unanswered.delete(abandon);
+        reject(new Error(`session ${this.id} left rotation before the ssh client answered`));
+      };
+      this.#unanswered.add(abandon);
       try {
         this.#connection.forwardOut(
           this.#forward.bindAddr,
@@ -95,6 +150,11 @@ export class SshSession extends EventEmitter<{ closed: [reason: string] }> imple
           source.ip,
           source.port,
           (error, stream) => {
+            this.#unanswered.delete(abandon);
+            if (abandoned) {
+              stream?.destroy();
+              return;
+            }
             if (error) {
               reject(
                 new Error(`session ${this.id}: the ssh client could not reach its target: ${error.message}`, {
@@ -107,6 +167,7 @@ export class SshSession extends EventEmitter<{ closed: [reason: string] }> imple
           },
         );
       } catch (error) {
+        this.#unanswered.delete(abandon);
         reject(new Error(`session ${this.id}: stream failed`, { cause: error }));
       }
     });
@@ -164,6 +225,7 @@ export class SshSession extends EventEmitter<{ closed: [reason: string] }> imple
   #markClosed(reason: string): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#liveness.stop();
     this.emit('closed', reason);
   }
 }

@@ -2,6 +2,9 @@ import type { ClientHttp2Session } from 'node:http2';
 
 const BODY_LIMIT_BYTES = 64 * 1024;
 
+/** The agent did not answer a request of the edge in time. */
+export class AgentAnswerTimeout extends Error {}
+
 export interface AgentAnswer {
   status: number;
   /** The answer's body as text ('' when empty). */
@@ -32,7 +35,7 @@ export function requestAgent(
       outcome();
     };
     const timer = setTimeout(() => {
-      settle(() => reject(new Error(`the agent did not answer ${path} within ${timeoutMs} ms`)));
+      settle(() => reject(new AgentAnswerTimeout(`the agent did not answer ${path} within ${timeoutMs} ms`)));
       stream.close();
     }, timeoutMs);
     let status = 0;

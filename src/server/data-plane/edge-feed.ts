@@ -7,6 +7,7 @@ import {
   type EdgeCommandResult,
   type EdgeConfig,
   type EdgeFeedMessage,
+  type EdgePeer,
   type EdgeSessionReport,
   edgeCommand,
   edgeCommandResult,
@@ -32,8 +33,15 @@ export const COMMAND_TIMEOUT_MS = 10_000;
 interface EdgeConnection {
   edgeId: string;
   region: string;
+  /** The edge takes `peers` lines (it relays); older edges do not. */
+  peers?: boolean;
+  tunnelAddr?: string | null;
+  relayAddr?: string | null;
   send(message: EdgeFeedMessage): void;
 }
+
+/** How often the live edges and their sessions are read again for edges that relay (changes made through this replica are sent at once). */
+const PEERS_EVERY_MS = 2_000;
 
 interface PendingCommand {
   resolve(result: EdgeCommandResult): void;
@@ -58,6 +66,11 @@ export class EdgeFeed {
   /** Commands this replica passed to its edge for another replica: their results go back there. */
   readonly #relayed = new Set<string>();
 
+  /** The last `peers` line sent (as JSON), so an unchanged directory is not sent again. */
+  #peersSent = '';
+  #peersRefresh: Promise<void> | undefined;
+  #peersAgain = false;
+
   constructor(
     private readonly db: Db,
     private readonly secretBox: SecretBox,
@@ -78,7 +91,8 @@ export class EdgeFeed {
     const ping = setInterval(() => {
       for (const connection of this.#connections.values()) connection.send({ type: 'ping' });
     }, PING_EVERY_MS);
-    this.#timers = [renew, ping];
+    const peers = setInterval(() => this.#schedulePeers(), PEERS_EVERY_MS);
+    this.#timers = [renew, ping, peers];
     for (const timer of this.#timers) timer.unref();
   }
 
@@ -107,8 +121,10 @@ export class EdgeFeed {
   async connect(connection: EdgeConnection): Promise<() => Promise<void>> {
     const previous = this.#connections.get(connection.edgeId);
     this.#connections.set(connection.edgeId, connection);
-    await this.#upsertLease(connection.edgeId, connection.region);
+    await this.#upsertLease(connection);
     connection.send({ type: 'config', config: await this.currentConfig() });
+    if (connection.peers) connection.send({ type: 'peers', peers: await this.#livePeers() });
+    this.#schedulePeers();
     this.log.info(
       { edgeId: connection.edgeId, region: connection.region, replaced: Boolean(previous) },
       'edge connected',
@@ -118,6 +134,7 @@ export class EdgeFeed {
       if (this.#connections.get(connection.edgeId) !== connection) return;
       this.#connections.delete(connection.edgeId);
       await this.#forgetEdge(connection.edgeId);
+      this.#schedulePeers();
       this.log.info({ edgeId: connection.edgeId }, 'edge disconnected; its sessions are gone');
     };
   }
@@ -145,6 +162,7 @@ export class EdgeFeed {
       .values(row)
       .onConflict((conflict) => conflict.column('id').doUpdateSet({ ...row }))
       .execute();
+    this.#schedulePeers();
   }
 
   async deleteSession(edgeId: string, sessionId: string): Promise<void> {
@@ -153,6 +171,64 @@ export class EdgeFeed {
       .where('id', '=', sessionId)
       .where('edge_id', '=', edgeId)
       .execute();
+    this.#schedulePeers();
+  }
+
+  /** Sends the live edges to the edges that relay, when they changed; changes close together are read once. */
+  #schedulePeers(): void {
+    if (this.#closed) return;
+    if (this.#peersRefresh) {
+      this.#peersAgain = true;
+      return;
+    }
+    if (![...this.#connections.values()].some((connection) => connection.peers)) return;
+    this.#peersRefresh = new Promise<void>((resolve) => setTimeout(resolve, COALESCE_MS))
+      .then(async () => {
+        const peers = await this.#livePeers();
+        const text = JSON.stringify(peers);
+        if (text === this.#peersSent) return;
+        this.#peersSent = text;
+        for (const connection of this.#connections.values())
+          if (connection.peers) connection.send({ type: 'peers', peers });
+      })
+      .catch((error: unknown) => this.log.error({ err: error }, 'reading the live edges failed'))
+      .finally(() => {
+        this.#peersRefresh = undefined;
+        if (this.#peersAgain) {
+          this.#peersAgain = false;
+          this.#schedulePeers();
+        }
+      });
+  }
+
+  /** Edges whose lease is current, with the sessions they hold (whichever replica they talk to). */
+  async #livePeers(): Promise<EdgePeer[]> {
+    const edges = await this.db
+      .selectFrom('edge_processes')
+      .select(['id', 'region', 'tunnel_addr', 'relay_addr'])
+      .where('lease_expires_at', '>', new Date().toISOString())
+      .orderBy('id')
+      .execute();
+    if (edges.length === 0) return [];
+    const sessions = await this.db
+      .selectFrom('tunnel_sessions')
+      .select(['id', 'edge_id', 'labels'])
+      .where(
+        'edge_id',
+        'in',
+        edges.map((edge) => edge.id),
+      )
+      .orderBy('id')
+      .execute();
+    return edges.map((edge) => ({
+      id: edge.id,
+      region: edge.region,
+      tunnel_addr: edge.tunnel_addr,
+      relay_addr: edge.relay_addr,
+      sessions: sessions
+        .filter((session) => session.edge_id === edge.id)
+        .map((session) => ({ id: session.id, labels: JSON.parse(session.labels) as Record<string, string> })),
+    }));
   }
 
   /**
@@ -278,24 +354,24 @@ export class EdgeFeed {
     return lease !== undefined;
   }
 
-  async #upsertLease(edgeId: string, region: string): Promise<void> {
+  async #upsertLease(connection: EdgeConnection): Promise<void> {
     const lease = {
-      id: edgeId,
-      region,
+      id: connection.edgeId,
+      region: connection.region,
       lease_expires_at: new Date(Date.now() + EDGE_LEASE_MS).toISOString(),
+      tunnel_addr: connection.tunnelAddr ?? null,
+      relay_addr: connection.relayAddr ?? null,
     };
+    const { id: _id, ...update } = lease;
     await this.db
       .insertInto('edge_processes')
       .values(lease)
-      .onConflict((conflict) =>
-        conflict.column('id').doUpdateSet({ region, lease_expires_at: lease.lease_expires_at }),
-      )
+      .onConflict((conflict) => conflict.column('id').doUpdateSet(update))
       .execute();
   }
 
   async #renewLeases(): Promise<void> {
-    for (const connection of this.#connections.values())
-      await this.#upsertLease(connection.edgeId, connection.region);
+    for (const connection of this.#connections.values()) await this.#upsertLease(connection);
     // Sessions of edges whose lease ran out (an edge, or the replica it talked to, died).
     const now = new Date().toISOString();
     const expired = await this.db

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import {
   EDGE_COMMAND_RESULT_ROUTE,
   EDGE_FEED_PATH,
+  EDGE_FEED_QUERY,
   EDGE_SESSION_ROUTE,
   type EdgeFeedMessage,
   edgeCommandResult,
@@ -21,9 +22,13 @@ declare module 'fastify' {
 }
 
 const EDGE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]{1,253}):\d{1,5}$/;
 const feedQuery = z.strictObject({
   edge_id: z.string().regex(EDGE_ID, 'must be 1 to 64 letters, digits, _ or -'),
   region: z.string().regex(/^[a-z]{2,16}$/, 'must be a region name such as us'),
+  [EDGE_FEED_QUERY.peers]: z.literal('1').optional(),
+  [EDGE_FEED_QUERY.tunnelAddr]: z.string().regex(HOST_PORT, 'must be host:port').optional(),
+  [EDGE_FEED_QUERY.relayAddr]: z.string().regex(HOST_PORT, 'must be host:port').optional(),
 });
 const sessionParams = z.strictObject({
   edge_id: z.string().regex(EDGE_ID),
@@ -85,7 +90,14 @@ export const edgeFeedPlugin = fp(
       };
       raw.once('close', onGone);
       try {
-        disconnect = await feed.connect({ edgeId: query.edge_id, region: query.region, send });
+        disconnect = await feed.connect({
+          edgeId: query.edge_id,
+          region: query.region,
+          peers: query.peers === '1',
+          tunnelAddr: query.tunnel_addr ?? null,
+          relayAddr: query.relay_addr ?? null,
+          send,
+        });
       } catch (error) {
         request.log.error({ err: error, edgeId: query.edge_id }, 'starting an edge feed failed');
         raw.destroy();

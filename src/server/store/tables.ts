@@ -89,6 +89,10 @@ export interface EdgeProcessesTable {
   id: string;
   region: string;
   lease_expires_at: string;
+  /** Where agents reach this edge directly (`host:port`), if it says. */
+  tunnel_addr: string | null;
+  /** Where other edges reach it to pass connections (`host:port`), if it relays. */
+  relay_addr: string | null;
 }
 
 export interface IdempotencyKeysTable {

@@ -3,6 +3,7 @@ import { accountResources } from './001-account-resources.js';
 import { certificatesEdgesEvents } from './002-certificates-edges-events.js';
 import { edgeProcesses } from './003-edge-processes.js';
 import { eventDelivery } from './004-event-delivery.js';
+import { edgeAddresses } from './005-edge-addresses.js';
 
 /** Migrations are code (not files found at run time) so the bundle and the tests see the same list. */
 const migrations: Record<string, Migration> = {
@@ -10,6 +11,7 @@ const migrations: Record<string, Migration> = {
   '002-certificates-edges-events': certificatesEdgesEvents,
   '003-edge-processes': edgeProcesses,
   '004-event-delivery': eventDelivery,
+  '005-edge-addresses': edgeAddresses,
 };
 
 /** The names of the migrations this release has, oldest first. */
