@@ -455,6 +455,7 @@ describe('Helm chart and kustomize config', () => {
         `Deployment/${prefix}-edge`,
         `Deployment/${prefix}-operator`,
         `Job/${prefix}-generate-keys`,
+        `PodDisruptionBudget/${prefix}-operator`,
         `Role/${prefix}-generate-keys`,
         `Role/${prefix}-operator-leader-election`,
         `RoleBinding/${prefix}-generate-keys`,
@@ -497,6 +498,57 @@ describe('Helm chart and kustomize config', () => {
     );
     expect(container?.args.some((arg) => arg.startsWith('--edge-ca'))).toBe(false);
     expect(container?.securityContext).toMatchObject(hardened);
+    // Two operator replicas, each carrying the Tunnels: spread over nodes where it can, and evicted
+    // one at a time.
+    const operatorDeployment = find(objects, 'Deployment', `${prefix}-operator`)[0] as unknown as {
+      spec: { replicas: number; template: { spec: { affinity?: unknown } } };
+    };
+    const operatorSelector = {
+      'app.kubernetes.io/name': 'edgeward',
+      'app.kubernetes.io/instance': release,
+      'app.kubernetes.io/component': 'operator',
+    };
+    expect(operatorDeployment.spec.replicas).toBe(2);
+    expect(operatorDeployment.spec.template.spec.affinity).toEqual({
+      podAntiAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          {
+            weight: 100,
+            podAffinityTerm: {
+              topologyKey: 'kubernetes.io/hostname',
+              labelSelector: { matchLabels: operatorSelector },
+            },
+          },
+        ],
+      },
+    });
+    expect(find(objects, 'PodDisruptionBudget', `${prefix}-operator`)[0]?.spec).toEqual({
+      maxUnavailable: 1,
+      selector: { matchLabels: operatorSelector },
+    });
+    const affinityOf = async (values: string[]) =>
+      (
+        find(
+          documents(await template(releaseNs, values)),
+          'Deployment',
+          `${prefix}-operator`,
+        )[0] as unknown as {
+          spec: { template: { spec: { affinity?: Record<string, unknown> } } };
+        }
+      ).spec.template.spec.affinity;
+    expect(await affinityOf(['operator.podAntiAffinity=hard'])).toEqual({
+      podAntiAffinity: {
+        requiredDuringSchedulingIgnoredDuringExecution: [
+          { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: operatorSelector } },
+        ],
+      },
+    });
+    expect(await affinityOf(['operator.podAntiAffinity='])).toBeUndefined();
+    expect(await affinityOf(['operator.affinity.nodeAffinity.x=1'])).toEqual({ nodeAffinity: { x: 1 } });
+    const single = documents(
+      await template(releaseNs, ['operator.replicas=1', 'operator.podDisruptionBudget.enabled=false']),
+    );
+    expect(find(single, 'PodDisruptionBudget')).toEqual([]);
     // The keys nobody gave the chart are made by a pre-install/pre-upgrade hook, not rendered.
     const hook = podOf(objects, 'Job', `${prefix}-generate-keys`);
     expect(hook.containers[0]?.args).toEqual([
@@ -1292,6 +1344,25 @@ describe('Helm chart and kustomize config', () => {
       'edgeward-operator',
     ]);
     expect(lease?.spec.holderIdentity).toBeTruthy();
+    // The replica report of the Tunnel's session, written under the chart's Role.
+    const reports = async () =>
+      (
+        await kubectl([
+          'get',
+          '-n',
+          operatorNs,
+          'leases.coordination.k8s.io',
+          '-l',
+          'edgeward.dev/replica-report-of=edgeward-operator',
+          '-o',
+          'jsonpath={.items[*].metadata.annotations.edgeward\\.dev/replica-report}',
+        ])
+      ).stdout;
+    const reported = await waitFor(async () => (await reports()) || undefined, {
+      what: 'the replica report',
+      timeoutMs: 10_000,
+    });
+    expect(JSON.parse(reported)).toEqual({ [`${workNs}/chart-tunnel`]: [tunnel.status?.id] });
     const ready = await fetch(`http://127.0.0.1:${probePort}/readyz`);
     expect(ready.status).toBe(200);
     const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
@@ -1322,7 +1393,11 @@ describe('Helm chart and kustomize config', () => {
     expect(await can('list', 'tlsedges.edgeward.dev', ['--all-namespaces'])).toBe(false);
     expect(await can('update', 'tlsedges.edgeward.dev', ['-n', workNs])).toBe(false);
     expect(await can('update', 'leases/edgeward-operator', ['-n', operatorNs])).toBe(true);
-    expect(await can('update', 'leases/another-lease', ['-n', operatorNs])).toBe(false);
+    // The replicas' reports: Leases of the operator's namespace, nowhere else.
+    expect(await can('delete', 'leases', ['-n', operatorNs])).toBe(true);
+    expect(await can('watch', 'leases', ['-n', operatorNs])).toBe(true);
+    expect(await can('update', 'leases', ['-n', workNs])).toBe(false);
+    expect(await can('list', 'leases', ['--all-namespaces'])).toBe(false);
     expect(await can('create', 'pods', ['-n', workNs])).toBe(false);
 
     // A graceful stop releases the Lease (an update of the named Lease, allowed).
@@ -1335,6 +1410,8 @@ describe('Helm chart and kustomize config', () => {
       'edgeward-operator',
     ]);
     expect(released?.spec.holderIdentity ?? '').toBe('');
+    // And deletes its report, its agents stopped.
+    expect(await reports()).toBe('');
     expect(operatorOutput).not.toMatch(/forbidden/i);
     await edgeProcess.kill('SIGTERM');
     edgeProcess = undefined;

@@ -548,6 +548,81 @@ describe('manager', () => {
     }
   });
 
+  it('everyReplica: a standby reconciles too (not leading), and reads the replica report of the other', async () => {
+    const leaseName = 'runtime-test-every';
+    const seen: Record<string, Array<{ name: string; leading: boolean }>> = { one: [], two: [] };
+    const peerChanges: Record<string, string[]> = { one: [], two: [] };
+    const managers = (['one', 'two'] as const).map((identity) => {
+      const manager = new Manager({
+        kubeConfig,
+        namespaces: [namespace],
+        leaderElection: {
+          namespace,
+          name: leaseName,
+          identity,
+          leaseDurationMs: 3000,
+          renewDeadlineMs: 2000,
+          retryPeriodMs: 500,
+        },
+        log: silentLogger,
+        metrics: new OperatorMetrics({ processMetrics: false }),
+      });
+      // Each replica reports the ConfigMaps it reconciled, as a Tunnel's replica reports its sessions.
+      const reconciled: Record<string, string[]> = {};
+      const report = manager.replicaReport(() => reconciled);
+      report?.onPeerChange((keys) => peerChanges[identity]?.push(...keys));
+      manager.register<ConfigMap>({
+        kind: CONFIG_MAP,
+        everyReplica: true,
+        async reconcile({ key, name }, { leading }) {
+          if (!name.startsWith('every-')) return;
+          seen[identity]?.push({ name, leading });
+          reconciled[key] = [identity];
+          report?.changed();
+        },
+      });
+      return { manager, report };
+    });
+    const [one, two] = managers as [(typeof managers)[0], (typeof managers)[0]];
+    await Promise.all([one.manager.start(), two.manager.start()]);
+    try {
+      await eventually('a leader', () => one.manager.isLeader || two.manager.isLeader);
+      const [leader, standby] = one.manager.isLeader ? ['one', 'two'] : ['two', 'one'];
+      await configMaps.create(configMap('every-1', { value: '1' }));
+      await eventually('both replicas reconciling', () =>
+        (['one', 'two'] as const).every((id) => seen[id]?.some((call) => call.name === 'every-1')),
+      );
+      expect(seen[standby]?.every((call) => !call.leading)).toBe(true);
+      expect(seen[leader]?.at(-1)?.leading).toBe(true);
+      // Each reads the other's report, not its own, from a Lease that replica writes.
+      const key = `${namespace}/every-1`;
+      await eventually('the reports crossing', () => {
+        const [fromTwo, fromOne] = [one.report?.peerValues(key), two.report?.peerValues(key)];
+        return fromTwo?.[0] === 'two' && fromOne?.[0] === 'one';
+      });
+      expect(peerChanges.one).toContain(key);
+      const reports = await new ResourceClient<Lease>(api, LEASE).list(namespace, {
+        labelSelector: `edgeward.dev/replica-report-of=${leaseName}`,
+      });
+      expect(reports.items.map((lease) => lease.spec?.holderIdentity).sort()).toEqual(['one', 'two']);
+
+      // A stopped replica deletes its report: the other hears it at once, not after a lease duration.
+      const [stopping, staying] = leader === 'one' ? [one, two] : [two, one];
+      await stopping.manager.stop();
+      await eventually('the stopped replica’s report gone', () =>
+        staying.report?.peerValues(key).length === 0 ? true : undefined,
+      );
+      // The standby takes over, and its workers reconcile the key again, now as the leader.
+      await eventually('the standby leading', () => staying.manager.isLeader, 30_000);
+      await eventually('a reconcile as the leader', () =>
+        seen[standby]?.some((call) => call.name === 'every-1' && call.leading),
+      );
+    } finally {
+      await Promise.all([one.manager.stop(), two.manager.stop()]);
+      await configMaps.delete(namespace, 'every-1').catch(() => undefined);
+    }
+  });
+
   it('leader election: a leader that dies without releasing is replaced after the lease expires', async () => {
     const leaseName = 'runtime-test-crash';
     const first = new LeaderElector({ api, namespace, name: leaseName, identity: 'first' });

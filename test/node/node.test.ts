@@ -247,6 +247,9 @@ describeUnless(why, 'a node that runs pods', () => {
       // No load balancer controller runs here: helm --wait would wait for a LoadBalancer's address.
       '--set',
       'edge.service.type=ClusterIP',
+      // One operator pod (the chart's default is two): the restart below follows its container.
+      '--set',
+      'operator.replicas=1',
       '--wait',
       '--timeout',
       '5m',

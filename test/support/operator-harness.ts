@@ -11,8 +11,17 @@ import { ADMIN_KEY, startTestServer, type TestServer } from './server.js';
 /**
  * What the operator's end-to-end test files share: the CRDs applied to the test control plane, a
  * namespace of the file's own, a real edgeward server, and `edgeward operator` as a separate
- * process watching that namespace; plus kubectl-level helpers to apply objects and wait for them.
+ * process watching that namespace (more replicas of it on demand: `addReplica`); plus
+ * kubectl-level helpers to apply objects and wait for them.
  */
+
+/** The name of the operator process `start` runs. */
+export const FIRST_REPLICA = 'operator';
+
+interface OperatorReplica {
+  metricsPort: number;
+  child: ChildProcess | undefined;
+}
 
 const CRDS_DIR = fileURLToPath(new URL('../../crds/', import.meta.url));
 const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
@@ -67,9 +76,8 @@ export class OperatorHarness {
   readonly suffix = randomBytes(3).toString('hex');
   readonly namespace: string;
   #server: TestServer | undefined;
-  #operator: ChildProcess | undefined;
+  readonly #replicas = new Map<string, OperatorReplica>();
   #output = '';
-  #metricsPort = 0;
   #pokes = 0;
   #operatorArgs: readonly string[] = [];
 
@@ -105,14 +113,20 @@ export class OperatorHarness {
     await this.kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', CRDS_DIR]);
     await this.kubectl(['create', 'namespace', this.namespace]);
     this.#server = await startTestServer({ eventDelivery: options.eventDelivery });
-    this.#metricsPort = await freePort();
+    await this.addReplica(FIRST_REPLICA);
     this.#operatorArgs = (await options.operatorArgs?.(this.#server)) ?? [];
     this.startOperator();
   }
 
-  /** Kills the operator, drops finalizers (nothing would remove them), deletes the namespace. */
+  /** Makes room for another operator process (its own metrics port); start it with `startOperator`. */
+  async addReplica(name: string): Promise<void> {
+    if (this.#replicas.has(name)) throw new Error(`replica ${name} exists`);
+    this.#replicas.set(name, { metricsPort: await freePort(), child: undefined });
+  }
+
+  /** Kills every operator process, drops finalizers (nothing would remove them), deletes the namespace. */
   async stop(): Promise<void> {
-    await this.stopOperator('SIGKILL');
+    for (const name of this.#replicas.keys()) await this.stopOperator('SIGKILL', name);
     const { stdout } = await this.kubectl(['get', '-n', this.namespace, 'edgeward', '-o', 'name']).catch(
       () => ({
         stdout: '',
@@ -133,8 +147,12 @@ export class OperatorHarness {
     await this.#server?.stop();
   }
 
-  /** Starts `edgeward operator`; `extraArgs` come last, so they win over the harness's own flags. */
-  startOperator(extraArgs: string[] = []): void {
+  /**
+   * Starts `edgeward operator` (the replica `name`, made by `addReplica`); `extraArgs` come last,
+   * so they win over the harness's own flags.
+   */
+  startOperator(extraArgs: string[] = [], name = FIRST_REPLICA): void {
+    const replica = this.#replica(name);
     const child = spawn(
       process.execPath,
       [
@@ -147,7 +165,7 @@ export class OperatorHarness {
         '--watch-namespaces',
         this.namespace,
         '--metrics-addr',
-        `127.0.0.1:${this.#metricsPort}`,
+        `127.0.0.1:${replica.metricsPort}`,
         '--probe-addr',
         'off',
         '--api-qps',
@@ -165,17 +183,20 @@ export class OperatorHarness {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
     );
+    const label = name === FIRST_REPLICA ? '' : `[${name}] `;
     const keep = (chunk: Buffer) => {
-      this.#output = (this.#output + chunk.toString('utf8')).slice(-20_000);
+      this.#output = (this.#output + label + chunk.toString('utf8')).slice(-20_000);
     };
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
-    this.#operator = child;
+    replica.child = child;
   }
 
-  async stopOperator(signal: NodeJS.Signals): Promise<void> {
-    const child = this.#operator;
-    this.#operator = undefined;
+  /** Signals the replica's process and waits for it to exit. */
+  async stopOperator(signal: NodeJS.Signals, name = FIRST_REPLICA): Promise<void> {
+    const replica = this.#replica(name);
+    const child = replica.child;
+    replica.child = undefined;
     if (!child || child.exitCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill(signal);
@@ -252,12 +273,23 @@ export class OperatorHarness {
       (await this.getCr(plural, name)) ? undefined : true,
     );
 
+  #replica(name: string): OperatorReplica {
+    const replica = this.#replicas.get(name);
+    if (!replica) throw new Error(`no operator replica ${name}: addReplica('${name}') first`);
+    return replica;
+  }
+
   /** Sums the operator's Prometheus samples of `metric` whose labels include all of `labels`. */
-  metricSum = async (metric: string, labels: Record<string, string> = {}): Promise<number> => {
-    const text = await (await fetch(`http://127.0.0.1:${this.#metricsPort}/metrics`)).text();
+  metricSum = async (
+    metric: string,
+    labels: Record<string, string> = {},
+    replica = FIRST_REPLICA,
+  ): Promise<number> => {
+    const url = `http://127.0.0.1:${this.#replica(replica).metricsPort}/metrics`;
+    const text = await (await fetch(url)).text();
     let sum = 0;
     for (const line of text.split('\n')) {
-      const match = /^(\w+)\{(.*)\} (\S+)$/.exec(line);
+      const match = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(line);
       if (!match || match[1] !== metric) continue;
       const sample = Object.fromEntries(
         [...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]),

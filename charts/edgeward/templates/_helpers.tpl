@@ -99,15 +99,23 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/* Leader election, in the release namespace only. */}}
 {{- define "edgeward.operator.leaderElectionRules" -}}
-# create: the first replica makes the Lease (RBAC cannot limit create to a name).
+# create: the first replica makes the leader Lease, and each replica whose Tunnel agents hold
+# sessions makes its report Lease (RBAC cannot limit create to a name).
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]
   verbs: ["create"]
-# get/update: read, acquire, renew and release it (optimistic PUTs), this Lease only.
+# get/update: read, acquire, renew and release the leader Lease (optimistic PUTs).
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]
   resourceNames: [{{ .Values.operator.leaderElectionId | quote }}]
   verbs: ["get", "update"]
+# The replica reports: each replica says on a Lease of its own (named after its identity, so no
+# resourceNames) which tunnel sessions its agents hold, for the leader's status writes. list/watch:
+# the leader reads them all; get/update: a replica renews its own; delete: a replica deletes its
+# own when it stops, the leader one that went stale (its replica died).
+- apiGroups: ["coordination.k8s.io"]
+  resources: ["leases"]
+  verbs: ["get", "list", "watch", "update", "delete"]
 {{- end }}
 
 {{- define "edgeward.edge.fullname" -}}

@@ -29,6 +29,11 @@ export interface ReconcileContext {
   log: Logger;
   /** Failed reconciles of this key since its last success. */
   failures: number;
+  /**
+   * Whether this replica led when the reconcile began. Always true for a controller that runs only
+   * on the leader; an `everyReplica` controller writes nothing while it is false.
+   */
+  leading: boolean;
 }
 
 export interface ReconcileOutcome {
@@ -78,6 +83,13 @@ export interface Controller<T extends KubernetesObject = KubernetesObject> {
   ): Promise<ReconcileOutcome | undefined> | Promise<void>;
   /** Concurrent reconciles of this kind (never two of one key). Default 2. */
   workers?: number;
+  /**
+   * Reconcile in every replica, not only the leader (from the moment the caches are synced): for
+   * work that lives in the process, such as a tunnel agent, whose loss with one replica must not
+   * matter. Such a reconcile may write (status, Events) only when `context.leading`; every key is
+   * reconciled again when this replica starts leading. Default false.
+   */
+  everyReplica?: boolean;
   /** What an object names (IPPolicies, Secrets, ...), for the reverse index that `watches` use. */
   references?: ReferenceExtractor<T>;
   watches?: WatchSpec[];
@@ -100,7 +112,7 @@ export interface RegisteredController<T extends KubernetesObject> {
  */
 export async function runWorker<T extends KubernetesObject>(
   registered: RegisteredController<T>,
-  runtime: { log: Logger; metrics: OperatorMetrics; signal: AbortSignal },
+  runtime: { log: Logger; metrics: OperatorMetrics; signal: AbortSignal; isLeader: () => boolean },
 ): Promise<void> {
   const { controller, queue } = registered;
   const kind = controller.kind.kind;
@@ -117,7 +129,7 @@ export async function runWorker<T extends KubernetesObject>(
     try {
       const outcome = await controller.reconcile(
         { key, namespace, name },
-        { signal: runtime.signal, log, failures: queue.failures(key) },
+        { signal: runtime.signal, log, failures: queue.failures(key), leading: runtime.isLeader() },
       );
       queue.forget(key);
       // This outcome supersedes whatever an earlier reconcile of the key scheduled.

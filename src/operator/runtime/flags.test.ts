@@ -69,6 +69,35 @@ describe('runtime flags', () => {
     });
   });
 
+  it('reads the leader election timings, and refuses ones the election cannot keep', () => {
+    const election = (args: string[]) =>
+      managerOptionsFromFlags(parse(['--leader-elect', ...args]), { POD_NAMESPACE: 'ns' }).leaderElection;
+    expect(election([])).toEqual({
+      namespace: 'ns',
+      name: 'edgeward-operator',
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+    });
+    expect(
+      election([
+        '--leader-elect-lease-duration',
+        '4s',
+        '--leader-elect-renew-deadline',
+        '3s',
+        '--leader-elect-retry-period',
+        '1s',
+      ]),
+    ).toMatchObject({ leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 1_000 });
+    expect(() => election(['--leader-elect-lease-duration', '10s'])).toThrow(
+      /^--leader-elect-renew-deadline: must be shorter/,
+    );
+    expect(() => election(['--leader-elect-retry-period', '10s'])).toThrow(/^--leader-elect-retry-period:/);
+    expect(() => election(['--leader-elect-lease-duration', 'long'])).toThrow(
+      /^--leader-elect-lease-duration:/,
+    );
+  });
+
   it('names the flag of a bad value', () => {
     expect(() => managerOptionsFromFlags(parse(['--resync-period', '10']), {})).toThrow(/^--resync-period:/);
     expect(() => managerOptionsFromFlags(parse(['--api-qps', 'fast']), {})).toThrow(/^--api-qps:/);

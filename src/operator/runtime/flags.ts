@@ -42,6 +42,25 @@ export const RUNTIME_FLAGS = {
     default: 'edgeward-operator',
     help: 'the name of the Lease',
   },
+  // kube-controller-manager's names and defaults (client-go's leaderelection).
+  'leader-elect-lease-duration': {
+    type: 'string',
+    value: 'DURATION',
+    default: '15s',
+    help: "how long a standby waits after the leader's last renewal before taking the Lease; also how long a replica's report of its Tunnel sessions stands without renewal",
+  },
+  'leader-elect-renew-deadline': {
+    type: 'string',
+    value: 'DURATION',
+    default: '10s',
+    help: 'a leader that could not renew the Lease for this long steps down (shorter than the lease duration)',
+  },
+  'leader-elect-retry-period': {
+    type: 'string',
+    value: 'DURATION',
+    default: '2s',
+    help: 'between attempts to take or renew the Lease',
+  },
   // 0: no client-side limit, as controller-runtime since v0.21 (sig-apimachinery's advice): the
   // apiserver's Priority and Fairness queues and sheds load and its 429s pause every request
   // here; the reconcile workers bound what is in flight. 20/30 made 1,000 TLSEdges wait ~4 min on
@@ -125,7 +144,22 @@ export function managerOptionsFromFlags(
         '--leader-election-namespace: required with --leader-elect outside a pod (no POD_NAMESPACE)',
       );
     }
-    leaderElection = { namespace, name: text('leader-election-id') ?? 'edgeward-operator' };
+    const leaseDurationMs = duration('leader-elect-lease-duration');
+    const renewDeadlineMs = duration('leader-elect-renew-deadline');
+    const retryPeriodMs = duration('leader-elect-retry-period');
+    if (renewDeadlineMs >= leaseDurationMs)
+      throw new Error('--leader-elect-renew-deadline: must be shorter than --leader-elect-lease-duration');
+    if (retryPeriodMs <= 0 || retryPeriodMs >= renewDeadlineMs)
+      throw new Error(
+        '--leader-elect-retry-period: must be above 0 and shorter than --leader-elect-renew-deadline',
+      );
+    leaderElection = {
+      namespace,
+      name: text('leader-election-id') ?? 'edgeward-operator',
+      leaseDurationMs,
+      renewDeadlineMs,
+      retryPeriodMs,
+    };
   }
   if (values['probe-addr'] !== undefined && values['health-probe-addr'] !== undefined) {
     throw new Error('--probe-addr: give it once (--health-probe-addr is the same flag)');

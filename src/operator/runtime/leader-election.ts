@@ -37,7 +37,7 @@ export interface LeaderElectionOptions {
 }
 
 /** metav1.MicroTime: RFC 3339 with microseconds. */
-function microTime(date: Date): string {
+export function microTime(date: Date): string {
   return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 

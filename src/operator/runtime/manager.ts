@@ -11,15 +11,23 @@ import { EventRecorder } from './events.js';
 import type { RunningServer } from './http-listener.js';
 import { Informer } from './informer.js';
 import { KubeApi } from './kube-api.js';
-import { LeaderElector } from './leader-election.js';
+import { LeaderElector, type Lease } from './leader-election.js';
 import { kubeListWatch, type SelectorOptions } from './list-watch.js';
 import { createLogger, type Logger } from './logger.js';
 import { OperatorMetrics, startMetricsServer } from './metrics.js';
 import { startProbeServer } from './probes.js';
 import { RateLimiter } from './rate-limiter.js';
 import { ReferenceIndex } from './reference-index.js';
+import {
+  REPLICA_REPORT_LABEL,
+  type ReportEntries,
+  reportGroupLabel,
+  reportLeaseName,
+} from './replica-report-lease.js';
+import { ReplicaReportPublisher } from './replica-report-publisher.js';
+import { ReplicaReports } from './replica-reports.js';
 import { ResourceClient } from './resource-client.js';
-import { keyOf, kindId, type ResourceKind } from './resource-types.js';
+import { keyOf, kindId, LEASE, type ResourceKind } from './resource-types.js';
 import { ResyncScheduler } from './resync.js';
 import { StatusWriter } from './status-writer.js';
 import { referenceStateChanged, specOrMetadataChanged } from './watch-mappers.js';
@@ -91,6 +99,8 @@ interface CachePolicy {
 
 /** Which informer of a kind, and how it trims: one informer per kind and selectors. */
 export interface InformerConfig extends SelectorOptions {
+  /** Watch these namespaces instead of the manager's (`--watch-namespaces`). */
+  namespaces?: readonly string[];
   /**
    * Applied after the manager's `cacheTransform`. Every user of one informer must pass the same
    * function (a module constant), as they share its cache.
@@ -100,13 +110,26 @@ export interface InformerConfig extends SelectorOptions {
 
 export type StopReason = 'stopped' | 'leadership-lost';
 
+/**
+ * This replica's report to the leader, and the other replicas' (see `Manager.replicaReport`).
+ */
+export interface ReplicaReport {
+  /** What this replica reports changed: written within a second (at most once a second). */
+  changed(): void;
+  /** The values of `key` in the other replicas' fresh reports. */
+  peerValues(key: string): string[];
+  /** Hears the keys whose values in other replicas' reports changed (or went stale). */
+  onPeerChange(listener: (keys: string[]) => void): void;
+}
+
 type State = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
 
 /**
  * Runs controllers the way controller-runtime's manager does: one shared informer per kind
  * (caches warm in every replica), a work queue per controller, workers only while this replica
- * leads, periodic resync, metrics and probes, and a graceful shutdown: stop handing out work,
- * let in-flight reconciles finish (then abort them), stop informers, release the Lease.
+ * leads (but those of `everyReplica` controllers, which run in every replica), periodic resync,
+ * metrics and probes, and a graceful shutdown: stop handing out work, let in-flight reconciles
+ * finish (then abort them), run the shutdown hooks, stop informers, release the Lease.
  */
 export class Manager {
   readonly api: KubeApi;
@@ -124,9 +147,13 @@ export class Manager {
   readonly #queueLimiter: RateLimiter;
   readonly #apiLimiter: RateLimiter;
   readonly #elector: LeaderElector | undefined;
+  readonly #identity: string | undefined;
   readonly #servers: RunningServer[] = [];
+  readonly #shutdownHooks: Array<() => Promise<void> | void> = [];
+  #report: { publisher: ReplicaReportPublisher; peers: ReplicaReports } | undefined;
   #state: State = 'new';
   #workers: Promise<void>[] = [];
+  #leaderWorkersStarted = false;
   #workAbort = new AbortController();
   #stopping: Promise<void> | undefined;
   #resolveDone!: (reason: StopReason) => void;
@@ -150,18 +177,19 @@ export class Manager {
     });
     const election = options.leaderElection;
     if (election) {
+      this.#identity = election.identity ?? `${hostname()}_${randomUUID()}`;
       this.#elector = new LeaderElector({
         api: this.api,
         namespace: election.namespace,
         name: election.name,
-        identity: election.identity ?? `${hostname()}_${randomUUID()}`,
+        identity: this.#identity,
         leaseDurationMs: election.leaseDurationMs,
         renewDeadlineMs: election.renewDeadlineMs,
         retryPeriodMs: election.retryPeriodMs,
         log: this.log,
         onStartedLeading: () => {
           this.metrics.setLeader(true);
-          if (this.#state === 'running') this.#startWorkers();
+          if (this.#state === 'running') this.#startLeaderWorkers();
         },
         onStoppedLeading: () => {
           this.metrics.setLeader(false);
@@ -207,7 +235,7 @@ export class Manager {
           labelSelector: config.labelSelector,
           fieldSelector: config.fieldSelector,
         }),
-        namespaces: this.#options.namespaces,
+        namespaces: config.namespaces ?? this.#options.namespaces,
         transform: composeTransforms(base, config.transform),
         filter: (object) => this.#caches(id, object),
         log: this.log,
@@ -227,6 +255,67 @@ export class Manager {
     const policy = this.#cachePolicies.get(id);
     if (!policy || policy.all) return true;
     return policy.maps.some((map) => map(object).length > 0);
+  }
+
+  /**
+   * This replica's report to the leader, for what only this process knows and the leader needs in
+   * order to write status (the sessions of the tunnel agents it runs): a Lease of its own in the
+   * leader election's namespace (`replica-report-publisher.ts`), and the other replicas' read
+   * through an informer of those Leases (`replica-reports.ts`). `entries` is read at every write.
+   * Undefined without leader election (one replica: there is nobody else). One per manager; call
+   * it before `start`.
+   */
+  replicaReport(entries: () => ReportEntries): ReplicaReport | undefined {
+    const election = this.#options.leaderElection;
+    if (!election || !this.#identity) return undefined;
+    if (this.#state !== 'new') throw new Error('ask for the replica report before start()');
+    if (this.#report) throw new Error('the replica report is already in use');
+    const client = this.resources<Lease>(LEASE);
+    const name = reportLeaseName(election.name, this.#identity);
+    const groupLabel = reportGroupLabel(election.name);
+    // A report stands as long as a leader's claim, and is renewed three times within it.
+    const durationMs = election.leaseDurationMs ?? 15_000;
+    const publisher = new ReplicaReportPublisher({
+      client,
+      namespace: election.namespace,
+      name,
+      groupLabel,
+      identity: this.#identity,
+      durationMs,
+      renewMs: Math.max(500, Math.floor(durationMs / 3)),
+      entries,
+      log: this.log,
+    });
+    const peers = new ReplicaReports({
+      ownName: name,
+      client,
+      namespace: election.namespace,
+      isLeader: () => this.isLeader,
+      log: this.log,
+    });
+    this.informer<Lease>(LEASE, {
+      labelSelector: `${REPLICA_REPORT_LABEL}=${groupLabel}`,
+      namespaces: [election.namespace],
+    }).addHandlers({
+      onAdd: (lease) => peers.observe(lease),
+      onUpdate: (_previous, lease) => peers.observe(lease),
+      onDelete: (lease) => peers.forget(lease),
+    });
+    this.#report = { publisher, peers };
+    return {
+      changed: () => publisher.changed(),
+      peerValues: (key) => peers.peerValues(key),
+      onPeerChange: (listener) => peers.onChange(listener),
+    };
+  }
+
+  /**
+   * Runs `hook` during shutdown, after the reconciles finished (or were aborted) and before the
+   * informers stop and the Lease is released: where work living in the process (tunnel agents)
+   * ends. Hooks run in the order they were added; a failing one is logged and the next runs.
+   */
+  onShutdown(hook: () => Promise<void> | void): void {
+    this.#shutdownHooks.push(hook);
   }
 
   register<T extends KubernetesObject>(controller: Controller<T>): RegisteredController<T> {
@@ -336,10 +425,12 @@ export class Manager {
     this.log.info({ informers: this.#informers.size }, 'caches synced');
     this.#state = 'running';
     for (const resync of this.#resyncs) resync.start();
+    this.#report?.peers.start();
+    this.#startWorkers((registered) => registered.controller.everyReplica === true);
     if (this.#elector) {
       this.#elector.run();
     } else {
-      this.#startWorkers();
+      this.#startLeaderWorkers();
     }
   }
 
@@ -393,6 +484,15 @@ export class Manager {
       this.#workAbort.abort(new Error('manager shutting down'));
       await Promise.race([Promise.all(this.#workers), sleep(2000, undefined, { ref: false })]);
     }
+    for (const hook of this.#shutdownHooks) {
+      try {
+        await hook();
+      } catch (error) {
+        this.log.error({ err: error }, 'a shutdown hook failed');
+      }
+    }
+    this.#report?.peers.stop();
+    await this.#report?.publisher.stop();
     await Promise.all([...this.#informers.values()].map((informer) => informer.stop()));
     // Release the Lease only now, so the next leader never overlaps our last reconciles (after a
     // lost leadership this is a no-op unless we had taken the Lease back meanwhile).
@@ -405,10 +505,24 @@ export class Manager {
     this.#resolveDone(reason);
   }
 
-  #startWorkers(): void {
-    if (this.#workers.length > 0) return;
-    this.log.info({ controllers: this.#controllers.length }, 'starting workers');
+  /** The leader's work: every controller's workers but those already running in every replica. */
+  #startLeaderWorkers(): void {
+    if (this.#leaderWorkersStarted) return;
+    this.#leaderWorkersStarted = true;
+    // Reconciled by this replica before, but without writing: due again, now as the leader.
     for (const registered of this.#controllers) {
+      if (!registered.controller.everyReplica) continue;
+      for (const key of registered.informer.cache.keys()) registered.queue.add(key);
+    }
+    this.#startWorkers((registered) => !registered.controller.everyReplica);
+  }
+
+  // biome-ignore lint/suspicious/noExplicitAny: controllers of different object types share one list.
+  #startWorkers(which: (registered: RegisteredController<any>) => boolean): void {
+    const chosen = this.#controllers.filter(which);
+    if (chosen.length === 0) return;
+    this.log.info({ controllers: chosen.length }, 'starting workers');
+    for (const registered of chosen) {
       // Everything cached is due once when work starts (a standby's queue may hold only part).
       for (const key of registered.informer.cache.keys()) registered.queue.add(key);
       const { kind } = registered.controller.kind;
@@ -417,13 +531,19 @@ export class Manager {
         concurrency?.perKind[kind] ?? registered.controller.workers ?? concurrency?.default ?? 10;
       for (let worker = 0; worker < workers; worker++) {
         this.#workers.push(
-          runWorker(registered, { log: this.log, metrics: this.metrics, signal: this.#workAbort.signal }),
+          runWorker(registered, {
+            log: this.log,
+            metrics: this.metrics,
+            signal: this.#workAbort.signal,
+            isLeader: () => this.isLeader,
+          }),
         );
       }
     }
   }
 }
 
-function informerId(kind: ResourceKind, selectors: SelectorOptions): string {
-  return `${kindId(kind)}?${selectors.labelSelector ?? ''}&${selectors.fieldSelector ?? ''}`;
+function informerId(kind: ResourceKind, config: InformerConfig): string {
+  const namespaces = config.namespaces ? `&in=${[...config.namespaces].sort().join(',')}` : '';
+  return `${kindId(kind)}?${config.labelSelector ?? ''}&${config.fieldSelector ?? ''}${namespaces}`;
 }

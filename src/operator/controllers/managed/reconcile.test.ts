@@ -17,7 +17,12 @@ type Thing = ManagedObject & { spec: { name: string; deletionPolicy?: 'Delete' |
 type RemoteThing = RemoteResource & { name: string };
 
 const KIND = { group: 'edgeward.dev', version: 'v1alpha1', kind: 'Thing', plural: 'things' };
-const context: ReconcileContext = { signal: new AbortController().signal, log: silentLogger, failures: 0 };
+const context: ReconcileContext = {
+  signal: new AbortController().signal,
+  log: silentLogger,
+  failures: 0,
+  leading: true,
+};
 const request = { key: 'ns/a', namespace: 'ns', name: 'a' };
 
 /** The server's 409 for a key reused with another body, naming the resource the key made. */

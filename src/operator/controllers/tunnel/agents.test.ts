@@ -31,14 +31,16 @@ class FakeAgent extends EventEmitter {
   }
 }
 
-function setup(leading = { value: true }) {
+function setup(running = { value: true }) {
   const created: FakeAgent[] = [];
   const changes: string[] = [];
+  const sessionChanges = { count: 0 };
   let now = 1_000_000;
   const agents = new TunnelAgents({
     agentVersion: '9.9.9',
     onChange: (key) => changes.push(key),
-    mayRun: () => leading.value,
+    onSessionsChange: () => sessionChanges.count++,
+    mayRun: () => running.value,
     retryEndedMs: 60_000,
     now: () => now,
     createAgent: (options) => {
@@ -47,7 +49,7 @@ function setup(leading = { value: true }) {
       return agent as unknown as TunnelAgent;
     },
   });
-  return { agents, created, changes, leading, advance: (ms: number) => (now += ms) };
+  return { agents, created, changes, sessionChanges, running, advance: (ms: number) => (now += ms) };
 }
 
 const desired = (changes: Partial<DesiredAgent> = {}): DesiredAgent => ({
@@ -73,7 +75,7 @@ describe('TunnelAgents', () => {
     expect(agents.state('ns/a')).toEqual({
       phase: 'online',
       edgeAddr: 'edge.example:4443',
-      sessionId: 'ts_1',
+      sessionIds: ['ts_1'],
     });
 
     const moved = desired({ forward: { protocol: 'tcp', host: '10.1.0.2', port: 8081 } });
@@ -142,11 +144,35 @@ describe('TunnelAgents', () => {
     expect(agents.retryInMs('ns/a')).toBe(2_000);
   });
 
-  it('runs nothing while not leading, and stops every agent on stopAll', () => {
-    const { agents, created, leading } = setup();
+  it('tracks every session an agent holds (one per edge), and reports them by key', () => {
+    const { agents, created, sessionChanges } = setup();
     agents.ensure('ns/a', desired());
     agents.ensure('ns/b', desired());
-    leading.value = false;
+    const [a, b] = created as [FakeAgent, FakeAgent];
+    a.emit('session', 'ts_1');
+    a.emit('session', 'ts_2');
+    b.emit('session', 'ts_3');
+    expect(agents.sessions()).toEqual({ 'ns/a': ['ts_1', 'ts_2'], 'ns/b': ['ts_3'] });
+    expect(sessionChanges.count).toBe(3);
+    // One edge's session ends: the agent is still online through the other.
+    a.emit('sessionClosed', 'ts_1', 'edge gone');
+    expect(agents.state('ns/a')).toMatchObject({ phase: 'online', sessionIds: ['ts_2'] });
+    a.emit('sessionClosed', 'ts_2', 'edge gone');
+    expect(agents.state('ns/a')).toMatchObject({ phase: 'connecting', lastError: 'edge gone' });
+    a.emit('disconnected', 'edge gone', 1000);
+    expect(sessionChanges.count).toBe(5);
+    // A stopped agent's sessions leave the report too; a connecting one's stop changes nothing.
+    agents.stop('ns/b');
+    agents.stop('ns/a');
+    expect(sessionChanges.count).toBe(6);
+    expect(agents.sessions()).toEqual({});
+  });
+
+  it('runs nothing while it may not (shutting down), and stops every agent on stopAll', () => {
+    const { agents, created, running } = setup();
+    agents.ensure('ns/a', desired());
+    agents.ensure('ns/b', desired());
+    running.value = false;
     expect(agents.ensure('ns/a', desired())).toBeUndefined();
     expect(created[0]?.stopped).toBe(1);
     expect(agents.size).toBe(1);

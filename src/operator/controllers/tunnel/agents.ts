@@ -8,7 +8,8 @@ export type DesiredAgent = Omit<AgentOptions, 'agentVersion' | 'restart' | 'upda
 /** What a Tunnel's agent is doing, as its status reports it. */
 export type AgentState =
   | { phase: 'connecting'; edgeAddr: string; lastError?: string }
-  | { phase: 'online'; edgeAddr: string; sessionId: string }
+  /** Holding sessions (one per edge it reached), oldest first. */
+  | { phase: 'online'; edgeAddr: string; sessionIds: string[] }
   /** Refused by the edge, or told to stop by it: not dialed again until `retryAfterMs` or a change. */
   | { phase: 'ended'; edgeAddr: string; reason: 'Refused' | 'Stopped'; message: string; at: number };
 
@@ -19,7 +20,9 @@ export interface TunnelAgentsOptions {
   agentVersion: string;
   /** Called whenever a Tunnel's agent state changes (session, refusal, disconnect): enqueue it. */
   onChange: (key: string) => void;
-  /** Whether agents may run now (this replica leads); `ensure` starts none otherwise. */
+  /** Called whenever the online sessions of any key change, a stopped agent's included (`sessions()`). */
+  onSessionsChange?: () => void;
+  /** Whether agents may run now (not shutting down); `ensure` starts none otherwise. */
   mayRun: () => boolean;
   /**
    * How long an ended agent (refused, stopped by the edge) waits before it is dialed again: 2 s
@@ -77,6 +80,15 @@ export class TunnelAgents {
     return this.#running.get(key)?.state;
   }
 
+  /** The online sessions of every running agent, by key (what this replica reports to the leader). */
+  sessions(): Record<string, string[]> {
+    const sessions: Record<string, string[]> = {};
+    for (const [key, running] of this.#running) {
+      if (running.state.phase === 'online') sessions[key] = [...running.state.sessionIds];
+    }
+    return sessions;
+  }
+
   /** The address the key's agent dials for carried connections now. */
   forwardOf(key: string): { host: string; port: number } | undefined {
     const target = this.#running.get(key)?.target;
@@ -113,20 +125,22 @@ export class TunnelAgents {
   }
 
   /** Stops the key's agent (its session ends at the edge) and forgets its backoff. */
-  stop(key: string): void {
+  stop(key: string, options: { graceful?: boolean } = {}): void {
     this.#endings.delete(key);
-    this.#stopAgent(key);
+    this.#stopAgent(key, options.graceful);
   }
 
-  #stopAgent(key: string): void {
+  #stopAgent(key: string, graceful = false): void {
     const running = this.#running.get(key);
     if (!running) return;
     this.#running.delete(key);
-    running.agent.stop();
+    running.agent.stop({ graceful });
+    if (running.state.phase === 'online') this.#options.onSessionsChange?.();
   }
 
+  /** Stops every agent gracefully (the replica is shutting down): requests in flight finish. */
   stopAll(): void {
-    for (const key of [...this.#running.keys()]) this.stop(key);
+    for (const key of [...this.#running.keys()]) this.stop(key, { graceful: true });
   }
 
   #start(key: string, desired: DesiredAgent, fingerprint: string, attempt: string): Running {
@@ -146,12 +160,28 @@ export class TunnelAgents {
     };
     const update = (state: AgentState) => {
       if (this.#running.get(key) !== running) return; // replaced or stopped meanwhile
+      const sessionsChanged =
+        running.state.phase === 'online' || state.phase === 'online'
+          ? !sameSessions(running.state, state)
+          : false;
       running.state = state;
       this.#options.onChange(key);
+      if (sessionsChanged) this.#options.onSessionsChange?.();
     };
+    const online = () => (running.state.phase === 'online' ? running.state.sessionIds : []);
     agent.on('session', (sessionId) => {
       this.#endings.delete(key);
-      update({ phase: 'online', edgeAddr, sessionId });
+      update({
+        phase: 'online',
+        edgeAddr,
+        sessionIds: [...online().filter((id) => id !== sessionId), sessionId],
+      });
+    });
+    // An agent holding sessions on several edges loses one: the others carry on.
+    agent.on('sessionClosed', (sessionId, reason) => {
+      const left = online().filter((id) => id !== sessionId);
+      if (left.length > 0) update({ phase: 'online', edgeAddr, sessionIds: left });
+      else if (running.state.phase === 'online') update({ phase: 'connecting', edgeAddr, lastError: reason });
     });
     agent.on('disconnected', (reason) => update({ phase: 'connecting', edgeAddr, lastError: reason }));
     void agent.done.then((end: AgentEnd) => {
@@ -179,6 +209,12 @@ export class TunnelAgents {
     agent.start();
     return running;
   }
+}
+
+function sameSessions(a: AgentState, b: AgentState): boolean {
+  const left = a.phase === 'online' ? a.sessionIds : [];
+  const right = b.phase === 'online' ? b.sessionIds : [];
+  return left.length === right.length && left.every((id, index) => id === right[index]);
 }
 
 /** A hash of the options but the forward address (the token is in them: only its hash is kept). */

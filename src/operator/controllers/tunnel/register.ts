@@ -1,7 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { EdgewardClient } from '../../../client/index.js';
 import type { RegisteredController } from '../../runtime/controller.js';
-import type { Manager } from '../../runtime/manager.js';
+import type { Manager, ReplicaReport } from '../../runtime/manager.js';
 import type { ObjectReference } from '../../runtime/reference-index.js';
 import { parseKey, SECRET } from '../../runtime/resource-types.js';
 import { ownersOf, referenceStateChanged } from '../../runtime/watch-mappers.js';
@@ -19,21 +19,23 @@ import {
   type ServiceObject,
 } from './upstream.js';
 
-/** How often a replica checks that it still leads while it runs agents. */
-const LEADERSHIP_CHECK_MS = 1000;
-
 /**
  * Tunnel: the operator carries these tunnels **in its own process**, one `Agent` (src/agent) per
  * Tunnel CR, rather than running an agent Deployment per Tunnel. Why: no image to pull and no pod
  * to schedule per tunnel, the token is read straight from the Secret (never put in a pod spec or
- * env), and status is written by the process that holds the session, so Ready and the session id
- * are what the edge just said, not what a sidecar last reported. The cost: the operator's pod
- * carries the traffic (size its resources for it; one replica leads and runs them all).
+ * env), and status is written from what the agents just heard from the edge, not from what a
+ * sidecar last reported. The cost: the operator's pods carry the traffic (size them for it).
  *
- * Leader election: reconciles run only on the leader, so only the leader starts agents; every
- * second a replica running agents checks `manager.isLeader` and stops them all the moment it is
- * no longer leading (a new leader starts its own within its first reconciles), and they stop with
- * the manager (SIGTERM, a lost Lease). Sessions therefore overlap only for that second.
+ * High availability: the controller runs in **every replica** (`everyReplica`), so each replica
+ * runs each Tunnel's agent, its own sessions in the tunnel group (the edge spreads connections over
+ * them): losing a replica, the leader included, loses no Tunnel. Only the leader writes status. It
+ * cannot see the other replicas' agents, so each replica reports the sessions of its agents on a
+ * Lease of its own (`manager.replicaReport`, written at most once a second, renewed while it has
+ * sessions, deleted when it stops); the leader reads those reports, reconciles the Tunnels whose
+ * reported sessions changed, and lists them all in `status.sessionIds`. A replica killed without
+ * a word stops counting when its report goes stale (one leader lease duration without renewal).
+ * On shutdown (SIGTERM, a lost Lease) a replica stops its agents once its reconciles are done,
+ * then deletes its report.
  *
  * What it watches: the TunnelCredentials and Secrets a Tunnel names (a new or changed token
  * restarts the agent), the token Secrets those credentials own, and the Services and
@@ -50,10 +52,20 @@ export function registerTunnel(
     name
       ? (registered?.references?.referrersOf({ kind, namespace: object.metadata?.namespace, name }) ?? [])
       : [];
+  let stopping = false;
+  let report: ReplicaReport | undefined;
   const agents = new TunnelAgents({
     agentVersion: OPERATOR_AGENT_VERSION,
-    mayRun: () => manager.isLeader,
+    mayRun: () => !stopping,
     onChange: (key) => registered?.queue.add(key),
+    // This replica's sessions changed: tell the leader (within a second).
+    onSessionsChange: () => report?.changed(),
+  });
+  report = manager.replicaReport(() => agents.sessions());
+  // Another replica's sessions of a Tunnel changed: the leader rewrites its status.
+  report?.onPeerChange((keys) => {
+    if (!manager.isLeader) return;
+    for (const key of keys) registered?.queue.add(key);
   });
   const deps: TunnelDeps = {
     client: manager.resources<TunnelObject>(TUNNEL),
@@ -67,9 +79,11 @@ export function registerTunnel(
     events: manager.events,
     agents,
     edge: settings.edge ?? {},
+    ...(report ? { peers: report } : {}),
   };
   registered = manager.register<TunnelObject>({
     kind: TUNNEL,
+    everyReplica: true,
     references: tunnelReferences,
     watches: [
       { kind: TUNNEL_CREDENTIAL, shouldEnqueue: credentialChanged },
@@ -91,17 +105,12 @@ export function registerTunnel(
         shouldEnqueue: () => true,
       },
     ],
-    reconcile: (request) => reconcileTunnel(deps, request),
+    reconcile: (request, context) => reconcileTunnel(deps, request, context.leading),
   });
-  const leadership = setInterval(() => {
-    if (agents.size > 0 && !manager.isLeader) {
-      manager.log.warn({ agents: agents.size }, 'not leading: stopping the Tunnel agents');
-      agents.stopAll();
-    }
-  }, LEADERSHIP_CHECK_MS);
-  leadership.unref();
-  void manager.done.then(() => {
-    clearInterval(leadership);
+  // After the last reconcile, before the replica's report is deleted and its Lease released.
+  manager.onShutdown(() => {
+    stopping = true;
+    if (agents.size > 0) manager.log.info({ agents: agents.size }, 'stopping the Tunnel agents');
     agents.stopAll();
   });
   return registered;

@@ -41,7 +41,12 @@ export interface TunnelDeps {
   events: EventReporter;
   agents: TunnelAgents;
   edge: TunnelEdgeSettings;
+  /** The sessions the other replicas' agents hold, by Tunnel key; absent with one replica. */
+  peers?: { peerValues(key: string): string[] };
 }
+
+/** `status.sessionIds` holds at most this many (the CRD's limit): the oldest. */
+const MAX_SESSION_IDS = 16;
 
 /** Why a Tunnel cannot run its agent now: Ready False with this reason. */
 interface Blocked {
@@ -55,16 +60,22 @@ type Plan = { ready: true; desired: DesiredAgent; attempt: string } | Blocked;
 type ReadyFields = { status: 'True' | 'False'; reason: string; message: string };
 
 /**
- * One Tunnel: resolve its token, forward target and edge from the caches, bring its agent in line
- * (`TunnelAgents.ensure`), and write status from the agent's state: Ready True `Online` with the
- * session id, or False `Connecting`, `Refused` (the edge's reason), `Stopped`, `TokenUnavailable`,
- * `ServiceNotFound`, `NoReadyEndpoints`, `EdgeNotConfigured`, `InvalidSpec`. Anything that keeps
- * the agent from running stops it. A deleted Tunnel's agent is stopped; no finalizer is needed, as
- * nothing outlives the agent (its session ends with the connection).
+ * One Tunnel, in every replica: resolve its token, forward target and edge from the caches and
+ * bring this replica's agent in line (`TunnelAgents.ensure`). Anything that keeps the agent from
+ * running stops it; a deleted Tunnel's agent is stopped (no finalizer: nothing outlives the agent,
+ * its sessions end with its connections).
+ *
+ * Only the leader (`leading`) writes, and what it writes describes the Tunnel as a whole:
+ * `status.sessionIds` are the sessions of its agents in every replica (its own, and those the
+ * other replicas report: `deps.peers`), oldest first, `status.id` the oldest; Ready True `Online`
+ * while any is online, else False from this replica's agent (`Connecting`, `Refused` with the
+ * edge's reason, `Stopped`) or from what blocks it (`TokenUnavailable`, `ServiceNotFound`,
+ * `NoReadyEndpoints`, `EdgeNotConfigured`, `InvalidSpec`: every replica reads the same caches).
  */
 export async function reconcileTunnel(
   deps: TunnelDeps,
   request: ReconcileRequest,
+  leading = true,
 ): Promise<ReconcileOutcome | undefined> {
   const tunnel = deps.tunnels.cache.get(request.namespace, request.name);
   if (!tunnel || tunnel.metadata?.deletionTimestamp) {
@@ -74,21 +85,26 @@ export async function reconcileTunnel(
   const plan = await planAgent(deps, tunnel, request.key);
   if (!plan.ready) {
     deps.agents.stop(request.key);
-    await writeTunnelStatus(
-      deps,
-      tunnel,
-      { status: 'False', reason: plan.reason, message: plan.message },
-      undefined,
-    );
+    if (leading) {
+      const ready: ReadyFields = { status: 'False', reason: plan.reason, message: plan.message };
+      await writeTunnelStatus(deps, tunnel, ready, []);
+    }
     return undefined;
   }
   const state = deps.agents.ensure(request.key, plan.desired, plan.attempt);
-  // Not leading (any more): the leader writes status.
+  // Shutting down: the agents are stopping, and nothing more is written.
   if (!state) return undefined;
-  const target = formatTarget(plan.desired.forward);
-  await writeTunnelStatus(deps, tunnel, readyOf(state, target, plan.desired.authtoken), state, target);
   const retryInMs = deps.agents.retryInMs(request.key);
-  return retryInMs === undefined ? undefined : { requeueAfterMs: retryInMs + 1000 };
+  const outcome = retryInMs === undefined ? undefined : { requeueAfterMs: retryInMs + 1000 };
+  if (!leading) return outcome;
+  const own = state.phase === 'online' ? state.sessionIds : [];
+  const sessionIds = [...new Set([...own, ...(deps.peers?.peerValues(request.key) ?? [])])]
+    .sort()
+    .slice(0, MAX_SESSION_IDS);
+  const target = formatTarget(plan.desired.forward);
+  const ready = readyOf(state, sessionIds, target, plan.desired.authtoken);
+  await writeTunnelStatus(deps, tunnel, ready, sessionIds, target);
+  return outcome;
 }
 
 async function planAgent(deps: TunnelDeps, tunnel: TunnelObject, key: string): Promise<Plan> {
@@ -211,15 +227,20 @@ function blocked(reason: Blocked['reason'], message: string): Blocked {
   return { ready: false, reason, message };
 }
 
-/** Ready from the agent's state; the token never reaches a message. */
-function readyOf(state: AgentState, target: string, token: string): ReadyFields {
+/**
+ * Ready: Online while any replica's agent holds a session (`sessionIds`), else from this replica's
+ * agent. The token never reaches a message.
+ */
+function readyOf(state: AgentState, sessionIds: string[], target: string, token: string): ReadyFields {
+  if (state.phase === 'online' || sessionIds.length > 0) {
+    const sessions = sessionIds.length === 1 ? 'session' : 'sessions';
+    return {
+      status: 'True',
+      reason: 'Online',
+      message: `${sessions} ${sessionIds.join(', ')} online at ${state.edgeAddr}, carrying to ${target}`,
+    };
+  }
   switch (state.phase) {
-    case 'online':
-      return {
-        status: 'True',
-        reason: 'Online',
-        message: `session ${state.sessionId} online at ${state.edgeAddr}, carrying to ${target}`,
-      };
     case 'connecting':
       return {
         status: 'False',
@@ -238,22 +259,25 @@ function readyOf(state: AgentState, target: string, token: string): ReadyFields 
 const formatTarget = (target: ForwardTarget) =>
   `${target.protocol}://${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`;
 
-/** One status write (none when nothing changed), and an Event when Ready's reason turns. */
+/**
+ * One status write (none when nothing changed), and an Event when Ready's reason turns or the
+ * oldest session (`status.id`) changes.
+ */
 async function writeTunnelStatus(
   deps: TunnelDeps,
   tunnel: TunnelObject,
   ready: ReadyFields,
-  state: AgentState | undefined,
+  sessionIds: string[],
   target?: string,
 ): Promise<void> {
   const generation = tunnel.metadata?.generation;
-  const sessionId = state?.phase === 'online' ? state.sessionId : undefined;
+  const sessionId = sessionIds[0];
   const before = getCondition(tunnel.status?.conditions, ConditionType.Ready);
   await deps.statusWriter.write<TunnelStatus, TunnelObject>(deps.client, tunnel, (current) => {
     const { id: _id, sessionIds: _sessions, forwardTarget: _target, ...rest } = current.status ?? {};
     return {
       ...rest,
-      ...(sessionId === undefined ? {} : { id: sessionId, sessionIds: [sessionId] }),
+      ...(sessionId === undefined ? {} : { id: sessionId, sessionIds }),
       ...(target === undefined ? {} : { forwardTarget: target }),
       ...(generation === undefined ? {} : { observedGeneration: generation }),
       conditions: setCondition(

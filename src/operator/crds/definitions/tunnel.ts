@@ -8,10 +8,11 @@ import { localRef, metadata, objectName, secretKeyRef, statusFields } from '../c
 import { defineKind } from '../crd-definition.js';
 
 /**
- * A tunnel the operator carries itself: one agent session, in the operator's process, binding the
- * tunnel group of `labels` and carrying its connections to a Service of the cluster (or to `url`).
- * No server resource is created: the session is the server-side trace, and it ends with the CR,
- * which is why Tunnel has no `deletionPolicy` (nor finalizer, nor `description`).
+ * A tunnel the operator carries itself: an agent in each operator replica's process (a session per
+ * replica), binding the tunnel group of `labels` and carrying its connections to a Service of the
+ * cluster (or to `url`). No server resource is created: the sessions are the server-side trace,
+ * and they end with the CR, which is why Tunnel has no `deletionPolicy` (nor finalizer, nor
+ * `description`).
  */
 
 export const tunnelProtocols = ['tcp', 'http', 'tls'] as const;
@@ -112,11 +113,10 @@ export type TunnelSpec = z.output<typeof tunnelSpec>;
 
 export const tunnelStatus = z.object({
   ...statusFields,
-  sessionIds: z
-    .array(z.string().max(128))
-    .max(16)
-    .optional()
-    .meta({ description: 'the live tunnel session(s) of this Tunnel (one agent: at most one today)' }),
+  sessionIds: z.array(z.string().max(128)).max(16).optional().meta({
+    description:
+      "the live tunnel sessions of this Tunnel, oldest first: one per operator replica (each runs the Tunnel's agent) and edge it holds",
+  }),
   forwardTarget: z
     .string()
     .max(2048)
@@ -130,7 +130,7 @@ export const tunnelKind = defineKind({
   plural: 'tunnels',
   shortNames: ['tun'],
   description:
-    "Tunnel is an agent session the operator runs in its own process: it binds a tunnel group's labels at the edge and carries the group's connections to a Service of the cluster. status.id is the live session's id.",
+    "Tunnel is an agent every operator replica runs in its own process: it binds a tunnel group's labels at the edge and carries the group's connections to a Service of the cluster. status.sessionIds are the live sessions of every replica's agent, status.id the oldest of them.",
   spec: tunnelSpec,
   status: tunnelStatus,
   printerColumns: [{ name: 'Target', type: 'string', jsonPath: '.status.forwardTarget' }],
