@@ -43,6 +43,8 @@ export interface AgentOptions {
   platform?: NodeJS.Platform;
   /** On how many edges at most to hold a session at once (default `DEFAULT_HA_CONNECTIONS`). */
   haConnections?: number;
+  /** From dialing an edge to its verdict, before the connection is given up (default 30 s). */
+  verdictTimeoutMs?: number;
   /** How the agent pings each edge and when it gives up on one (`SESSION_LIVENESS` by default). */
   liveness?: Partial<SessionLivenessSettings>;
 }
@@ -255,6 +257,9 @@ export class Agent extends EventEmitter<AgentEvents> {
       serverName: this.options.serverName ?? nameOfShared ?? shared,
       ca: this.options.ca,
       hello: () => this.#hello(),
+      ...(this.options.verdictTimeoutMs === undefined
+        ? {}
+        : { verdictTimeoutMs: this.options.verdictTimeoutMs }),
       carry: (stream, source) => this.#carry(stream, source),
       command: (stream) => this.#commandStream(stream),
     });

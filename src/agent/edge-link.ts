@@ -29,6 +29,8 @@ export interface EdgeLinkOptions {
   hello(): AgentHelloV2;
   carry(stream: ServerHttp2Stream, source: CarriedSource | undefined): void;
   command(stream: ServerHttp2Stream): void;
+  /** From dialing to the verdict (default `VERDICT_TIMEOUT_MS`). */
+  verdictTimeoutMs?: number;
 }
 
 type EdgeLinkEvents = {
@@ -49,6 +51,13 @@ type EdgeLinkEvents = {
 const CLOSE_GRACE_MS = 2_000;
 
 /**
+ * From dialing to the edge's verdict: an edge that accepts the connection and then says nothing (a
+ * frozen process, a black-holed address) must not hold the agent's dial for ever. The edge itself
+ * gives TLS and the hello 10 s each.
+ */
+export const VERDICT_TIMEOUT_MS = 30_000;
+
+/**
  * One connection of an agent to one edge: TLS, then HTTP/2 served by the agent so the edge can open
  * a stream per carried connection. The edge asks for the hello, gives its verdict, then opens
  * streams and sends commands; the agent (`agent.ts`) decides what to do with each.
@@ -60,6 +69,7 @@ export class EdgeLink extends EventEmitter<EdgeLinkEvents> {
   #edgeId: string | undefined;
   #draining = false;
   #closeReason = 'connection closed';
+  readonly #verdictTimer: NodeJS.Timeout;
 
   constructor(private readonly options: EdgeLinkOptions) {
     super();
@@ -77,6 +87,11 @@ export class EdgeLink extends EventEmitter<EdgeLinkEvents> {
       ...(options.ca ? { ca: options.ca } : {}),
     });
     const socket = this.#socket;
+    const verdictTimeoutMs = options.verdictTimeoutMs ?? VERDICT_TIMEOUT_MS;
+    this.#verdictTimer = setTimeout(
+      () => this.close(false, `the edge gave no verdict within ${verdictTimeoutMs / 1000} s`),
+      verdictTimeoutMs,
+    );
     socket.once('secureConnect', () => {
       const server = http2.createServer({ settings: { initialWindowSize: TUNNEL_WINDOW_BYTES } });
       server.on('session', (session) => {
@@ -95,6 +110,7 @@ export class EdgeLink extends EventEmitter<EdgeLinkEvents> {
       this.#closeReason = error.message;
     });
     socket.once('close', () => {
+      clearTimeout(this.#verdictTimer);
       const sessionId = this.#sessionId;
       this.#sessionId = undefined;
       this.#h2 = undefined;
@@ -185,6 +201,7 @@ export class EdgeLink extends EventEmitter<EdgeLinkEvents> {
   }
 
   #onVerdict(body: unknown): void {
+    clearTimeout(this.#verdictTimer);
     const parsed = sessionVerdictV2.safeParse(body);
     if (!parsed.success) {
       // A version 1 verdict is the session id alone.

@@ -278,4 +278,31 @@ describe('liveness seen from the agent', () => {
       proxy.close();
     }
   });
+
+  it('an edge that accepts the connection and then says nothing does not hold the agent for ever', async () => {
+    // A frozen edge process: the kernel completes the TCP handshake, nobody answers TLS.
+    const silent = net.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const agent = new Agent({
+      edgeAddr: `127.0.0.1:${(silent.address() as net.AddressInfo).port}`,
+      authtoken: GOOD_TOKEN,
+      labels: { app: 'web', env: 'silent' },
+      forward: parseForwardTarget(`http://127.0.0.1:${servicePort}`),
+      agentVersion: '0.1.0',
+      ca: edgeCert.cert,
+      serverName: 'edge.test',
+      verdictTimeoutMs: 800,
+    });
+    agents.push(agent);
+    try {
+      const dialedAt = Date.now();
+      agent.start();
+      const [reason] = (await once(agent, 'disconnected')) as [string];
+      expect(reason).toBe('the edge gave no verdict within 0.8 s');
+      expect(Date.now() - dialedAt).toBeLessThan(800 + 2_000);
+    } finally {
+      agent.stop();
+      silent.close();
+    }
+  });
 });
