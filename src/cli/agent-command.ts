@@ -5,8 +5,9 @@ import type { AgentEnd } from '../agent/agent.js';
 import { parseForwardTarget } from '../agent/forward-target.js';
 import { checkMetadata, DEFAULT_HA_CONNECTIONS, parseEdgeAddr, parseLabels } from '../agent/options.js';
 import type { StagedRelease } from '../agent/update.js';
-import type { Flags, FlagValues } from '../lib/flags.js';
+import { type Flags, type FlagValues, secondsFlag } from '../lib/flags.js';
 import { packageVersion } from '../lib/package-version.js';
+import { SESSION_LIVENESS } from '../schemas/tunnel-protocol.js';
 import { defineCommand, UsageError } from './command.js';
 
 const AGENT_VERSION = packageVersion();
@@ -23,6 +24,7 @@ interface AgentFlags {
   updateCheck: boolean;
   execRestart: boolean;
   haConnections: number;
+  liveness: { intervalMs: number; timeoutMs: number };
 }
 
 const AGENT_FLAGS = {
@@ -36,6 +38,18 @@ const AGENT_FLAGS = {
     type: 'string',
     value: 'HOST:PORT',
     help: "the edges' tunnel endpoint (required): one edge, or the shared address of several (a load balancer, or a name resolving to each edge)",
+  },
+  'ping-interval': {
+    type: 'string',
+    value: 'S',
+    default: String(SESSION_LIVENESS.intervalMs / 1000),
+    help: 'seconds between HTTP/2 pings of each edge',
+  },
+  'ping-timeout': {
+    type: 'string',
+    value: 'S',
+    default: String(SESSION_LIVENESS.timeoutMs / 1000),
+    help: 'seconds past a ping interval without a word from an edge before its connection is dropped and dialed again',
   },
   'ha-connections': {
     type: 'string',
@@ -116,6 +130,13 @@ function toAgentFlags(values: FlagValues<typeof AGENT_FLAGS>): AgentFlags {
     updateCheck: !values['no-update-check'],
     execRestart: !values['no-exec-restart'],
     haConnections: flag(() => parseHaConnections(values['ha-connections'])),
+    liveness: flag(() => {
+      const read = (name: string) => values[name as 'ping-interval' | 'ping-timeout'];
+      return {
+        intervalMs: secondsFlag(read, '', 'ping-interval', SESSION_LIVENESS.intervalMs, 3600),
+        timeoutMs: secondsFlag(read, '', 'ping-timeout', SESSION_LIVENESS.timeoutMs, 3600),
+      };
+    }),
   };
 }
 
@@ -186,6 +207,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     agentVersion: AGENT_VERSION,
     restart: flags.execRestart ? 'exit' : 'reconnect',
     haConnections: flags.haConnections,
+    liveness: flags.liveness,
     update: { dir: flags.updateDir, enabled: flags.updateCheck },
     ...(flags.metadata === undefined ? {} : { metadata: flags.metadata }),
     ...(flags.ca === undefined ? {} : { ca: flags.ca }),

@@ -4,8 +4,9 @@ import {
   UNAUTHENTICATED_DEFAULTS,
   type UnauthenticatedLimits,
 } from '../edge/listeners/unauthenticated-limits.js';
-import type { Flags } from '../lib/flags.js';
+import { type Flags, secondsFlag } from '../lib/flags.js';
 import { LISTENER_OFF } from '../lib/listen-address.js';
+import { SESSION_LIVENESS, type SessionLivenessSettings } from '../schemas/tunnel-protocol.js';
 
 export function parsePortRange(text: string, flag: string): { min: number; max: number } {
   const match = /^(\d{1,5})-(\d{1,5})$/.exec(text);
@@ -104,6 +105,7 @@ export function edgeFlags(prefix: string, defaults: EdgeFlagDefaults): Flags {
     },
     ...httpsClientFlags(prefix),
     ...agentEndpointFlags(prefix),
+    ...sessionLivenessFlags(prefix),
     [`${prefix}metrics-addr`]: {
       type: 'string',
       value: 'ADDR',
@@ -178,15 +180,7 @@ export function parseHttpsClientLimits(
   flag: (name: string) => string | undefined,
   prefix: string,
 ): HttpsClientLimits {
-  const timeout = (name: string, fallback: number): number => {
-    const text = flag(name);
-    if (text === undefined) return fallback;
-    const value = Number(text);
-    if (text.trim() === '' || !Number.isFinite(value) || value <= 0 || value > 86_400) {
-      throw new Error(`--${prefix}${name}: '${text}' is not a number of seconds (above 0, up to 86400)`);
-    }
-    return Math.round(value * 1000);
-  };
+  const timeout = (name: string, fallback: number) => secondsFlag(flag, prefix, name, fallback, 86_400);
   const defaults = DEFAULT_HTTPS_CLIENT_LIMITS;
   const limits: HttpsClientLimits = {
     headerTimeoutMs: timeout('https-header-timeout', defaults.headerTimeoutMs),
@@ -235,20 +229,52 @@ function agentEndpointFlags(prefix: string): Flags {
   };
 }
 
+/** How the edge pings its sessions' agents (see `SESSION_LIVENESS`). */
+function sessionLivenessFlags(prefix: string): Flags {
+  const seconds = (ms: number) => String(ms / 1000);
+  return {
+    [`${prefix}session-ping-interval`]: {
+      type: 'string',
+      value: 'S',
+      default: seconds(SESSION_LIVENESS.intervalMs),
+      help: "seconds between pings of each session's agent (HTTP/2 PING; SSH keepalives for OpenSSH)",
+    },
+    [`${prefix}session-ping-grace`]: {
+      type: 'string',
+      value: 'S',
+      default: seconds(SESSION_LIVENESS.overdueMs),
+      help: 'seconds past a ping interval without a sign of life before a session leaves rotation',
+    },
+    [`${prefix}session-ping-timeout`]: {
+      type: 'string',
+      value: 'S',
+      default: seconds(SESSION_LIVENESS.timeoutMs),
+      help: 'seconds past a ping interval without a sign of life before a session is closed',
+    },
+  };
+}
+
+/** The settings of `sessionLivenessFlags` (`flag` reads one by its unprefixed name). */
+export function parseSessionLiveness(
+  flag: (name: string) => string | undefined,
+  prefix: string,
+): SessionLivenessSettings {
+  const settings = {
+    intervalMs: secondsFlag(flag, prefix, 'session-ping-interval', SESSION_LIVENESS.intervalMs, 3600),
+    overdueMs: secondsFlag(flag, prefix, 'session-ping-grace', SESSION_LIVENESS.overdueMs, 3600),
+    timeoutMs: secondsFlag(flag, prefix, 'session-ping-timeout', SESSION_LIVENESS.timeoutMs, 3600),
+  };
+  if (settings.overdueMs >= settings.timeoutMs)
+    throw new Error(`--${prefix}session-ping-grace: must be shorter than --${prefix}session-ping-timeout`);
+  return settings;
+}
+
 /** The limits of `agentEndpointFlags` (`flag` reads one by its unprefixed name). */
 export function parseUnauthenticatedLimits(
   flag: (name: string) => string | undefined,
   prefix: string,
 ): Required<UnauthenticatedLimits> {
-  const timeout = (name: string, fallback: number): number => {
-    const text = flag(name);
-    if (text === undefined) return fallback;
-    const value = Number(text);
-    if (text.trim() === '' || !Number.isFinite(value) || value <= 0 || value > 3600) {
-      throw new Error(`--${prefix}${name}: '${text}' is not a number of seconds (above 0, up to 3600)`);
-    }
-    return Math.round(value * 1000);
-  };
+  const timeout = (name: string, fallback: number) => secondsFlag(flag, prefix, name, fallback, 3600);
   const defaults = UNAUTHENTICATED_DEFAULTS;
   const perSource = flag('max-unauthenticated-per-source') ?? String(defaults.maxPerSource);
   const maxPerSource = Number(perSource);

@@ -6,7 +6,12 @@ import { startMetricsServer } from '../edge/metrics-server.js';
 import { loadSshHostKey } from '../edge/ssh-host-key.js';
 import { loadTunnelCertificate } from '../edge/tunnel-certificate.js';
 import { isSpecificHost, parseAdvertisedAddress, parseListenAddress } from '../lib/listen-address.js';
-import { parseHttpsClientLimits, parsePortRange, parseUnauthenticatedLimits } from './edge-flags.js';
+import {
+  parseHttpsClientLimits,
+  parsePortRange,
+  parseSessionLiveness,
+  parseUnauthenticatedLimits,
+} from './edge-flags.js';
 
 type FlagValues = Record<string, string | boolean | string[] | undefined>;
 
@@ -101,6 +106,7 @@ export async function startEdgeFromFlags(
     advertise,
     httpsClientLimits: parseHttpsClientLimits(flag, prefix),
     unauthenticatedLimits: parseUnauthenticatedLimits(flag, prefix),
+    sessionLiveness: parseSessionLiveness(flag, prefix),
   });
   await edge.start();
   const metrics = metricsAddr

@@ -26,3 +26,25 @@ type FlagValue<F extends Flag> = F['type'] extends 'boolean'
       : string | undefined;
 
 export type FlagValues<F extends Flags> = { [K in keyof F]: FlagValue<F[K]> };
+
+/**
+ * A duration flag in seconds (fractions allowed), as milliseconds: `fallbackMs` when absent; above
+ * 0 and up to `maxSeconds`, or an error naming the flag.
+ */
+export function secondsFlag(
+  flag: (name: string) => string | undefined,
+  prefix: string,
+  name: string,
+  fallbackMs: number,
+  maxSeconds: number,
+): number {
+  const text = flag(name);
+  if (text === undefined) return fallbackMs;
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value <= 0 || value > maxSeconds) {
+    throw new Error(
+      `--${prefix}${name}: '${text}' is not a number of seconds (above 0, up to ${maxSeconds})`,
+    );
+  }
+  return Math.round(value * 1000);
+}
