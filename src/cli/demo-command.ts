@@ -174,23 +174,30 @@ async function runDemo(options: {
     throw error;
   });
   const baseUrl = server.listenUrl;
-  const edge = await startEdgeFromFlags(
-    {
-      'edge-tunnel-addr': '127.0.0.1:0',
-      'edge-tls-addr': '127.0.0.1:0',
-      'edge-ssh-addr': '127.0.0.1:0',
-      'edge-tcp-host': '127.0.0.1',
-      'edge-metrics-addr': 'off',
-      'edge-tunnel-name': ['localhost', '127.0.0.1'],
-    },
-    'edge-',
-    {
-      apiUrl: baseUrl,
-      edgeKey: server.edgeKey,
-      dataDir: join(dataDir, 'edge'),
-      logger: pino({ level: 'silent' }),
-    },
-  );
+  // Two edges of one control plane, as production runs them: one certificate and host key (one
+  // data directory), a relay each.
+  const startDemoEdge = (tcpPortRange: string | undefined) =>
+    startEdgeFromFlags(
+      {
+        'edge-tunnel-addr': '127.0.0.1:0',
+        'edge-tls-addr': '127.0.0.1:0',
+        'edge-ssh-addr': '127.0.0.1:0',
+        'edge-relay-addr': '127.0.0.1:0',
+        'edge-tcp-host': '127.0.0.1',
+        'edge-metrics-addr': 'off',
+        'edge-tunnel-name': ['localhost', '127.0.0.1'],
+        ...(tcpPortRange && { 'tcp-port-range': tcpPortRange }),
+      },
+      'edge-',
+      {
+        apiUrl: baseUrl,
+        edgeKey: server.edgeKey,
+        dataDir: join(dataDir, 'edge'),
+        logger: pino({ level: 'silent' }),
+      },
+    );
+  const edge = await startDemoEdge(undefined);
+  let secondEdge: Awaited<ReturnType<typeof startDemoEdge>> | undefined;
   const service = createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain' });
     const added = req.headers['x-demo'] ? `, x-demo: ${String(req.headers['x-demo'])}` : '';
@@ -208,8 +215,9 @@ async function runDemo(options: {
     agent?.stop();
     service.close();
     const edgeStarted = Date.now();
+    await secondEdge?.stop();
     await edge.stop();
-    say(`  stopped the edge and the agent (${((Date.now() - edgeStarted) / 1000).toFixed(1)} s)`);
+    say(`  stopped the edges and the agent (${((Date.now() - edgeStarted) / 1000).toFixed(1)} s)`);
     await server.app.close();
     say('  stopped the server');
     rmSync(join(dataDir, PID_FILE), { force: true });
@@ -287,6 +295,21 @@ async function runDemo(options: {
     say(
       `  → HTTP ${answer.status}, x-served-by: ${String(answer.headers['x-served-by'])}: ${answer.body.trim()}`,
     );
+    say();
+
+    // A second edge: the agent finds it and holds a session on each, so either edge serves the
+    // group and losing one loses no traffic. (It serves no reserved TCP port: the first has them.)
+    secondEdge = await startDemoEdge('1-1');
+    const bothEdgesAt = Date.now();
+    while (agent.sessionIds.length < 2 && Date.now() - bothEdgesAt < 15_000)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    say(
+      `second edge        tunnel 127.0.0.1:${secondEdge.edge.tunnelPort}, TLS 127.0.0.1:${secondEdge.edge.tlsPort}: the agent holds ${agent.sessionIds.length} sessions, one per edge`,
+    );
+    const secondUrl = `https://${host}:${secondEdge.edge.tlsPort}/through/the/second/edge`;
+    say(`GET ${secondUrl}`);
+    const secondAnswer = await getThroughHttpsEdge(host, secondEdge.edge.tlsPort, '/through/the/second/edge');
+    say(`  → HTTP ${secondAnswer.status}: ${secondAnswer.body.trim()}`);
     if (!options.exit) {
       say();
       say('Try it yourself:');

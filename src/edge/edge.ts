@@ -139,8 +139,15 @@ export class Edge {
       tls: options.tunnel.tls,
       edgeId: this.id,
       liveEdges: () => this.#peers.liveEdges(),
-      authenticate: async (hello, ip) =>
-        this.#admit({ credential: await this.#credentialOfToken(hello.authtoken), labels: hello.labels, ip }),
+      authenticate: async (hello, ip) => {
+        // Before the first configuration no credential is known: refusing would stop the agent for good.
+        await this.#firstConfig;
+        return this.#admit({
+          credential: await this.#credentialOfToken(hello.authtoken),
+          labels: hello.labels,
+          ip,
+        });
+      },
       register: (session) => this.#onSession(session),
       // The agent's hello gets as long again as its TLS handshake.
       handshakeTimeoutMs: limits.handshakeTimeoutMs,
@@ -262,11 +269,13 @@ export class Edge {
       this.#feedOpen = false;
       this.#log.warn({ reason, retryInMs }, 'configuration feed lost; reconnecting');
     });
-    this.#controlPlane.start();
-    await this.#firstConfig;
+    // The tunnel endpoint opens before the feed, so its address (port 0 included) goes to the
+    // control plane with it; an agent that says hello before the first configuration waits for it.
     this.#tunnel.on('refused', (ip, reason) => this.#log.warn({ ip, reason }, 'agent connection refused'));
     this.tunnelPort = (await this.#tunnel.listen(this.options.tunnel.port, this.options.tunnel.host)).port;
     this.#log.info({ port: this.tunnelPort }, 'tunnel endpoint listening');
+    this.#controlPlane.start();
+    await this.#firstConfig;
     if (this.#tls && this.options.tls) {
       this.tlsPort = (await this.#tls.listen(this.options.tls.port, this.options.tls.host)).port;
       this.#log.info({ port: this.tlsPort }, 'TLS edge listener open');

@@ -98,6 +98,12 @@ function expectTheDemoWorked(output: string): void {
   expect(output).toMatch(
     /GET https:\/\/demo\.localhost:\d+\/through\/https\n {2}→ HTTP 200, x-served-by: edgeward: hello from your local service \(it saw GET \/through\/https, x-demo: added by the edge\)/,
   );
+  expect(output).toMatch(
+    /second edge {8}tunnel 127\.0\.0\.1:\d+, TLS 127\.0\.0\.1:\d+: the agent holds 2 sessions, one per edge/,
+  );
+  expect(output).toMatch(
+    /GET https:\/\/demo\.localhost:\d+\/through\/the\/second\/edge\n {2}→ HTTP 200: hello from your local service/,
+  );
   expect(output).toContain('CRDs               18 kinds of edgeward.dev installed');
   if (VETH) expect(output).toMatch(ENDPOINT_LINK);
   for (const [kind, name, prefix, reason] of [
