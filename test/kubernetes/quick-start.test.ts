@@ -174,7 +174,7 @@ describe('the quick start, from a clean copy', () => {
       'the operator',
       'the Kubernetes control plane',
       ...(VETH ? ['the endpoint network'] : []),
-      'the edge and the agent',
+      'the edges and the agent',
       'the server',
     ]) {
       expect(stopping).toContain(`stopped ${part}`);
