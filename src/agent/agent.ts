@@ -45,6 +45,8 @@ export interface AgentOptions {
   haConnections?: number;
   /** From dialing an edge to its verdict, before the connection is given up (default 30 s). */
   verdictTimeoutMs?: number;
+  /** Every address a name resolves to (default: the system resolver, `dns.lookup` with `all`). */
+  resolveHost?: (host: string) => Promise<string[]>;
   /** How the agent pings each edge and when it gives up on one (`SESSION_LIVENESS` by default). */
   liveness?: Partial<SessionLivenessSettings>;
 }
@@ -115,6 +117,8 @@ export class Agent extends EventEmitter<AgentEvents> {
   #attempt = 0;
   #alreadyHeldDelayMs = 0;
   readonly #alreadyHeldLinks = new WeakSet<EdgeLink>();
+  /** A name of the shared address is being resolved: the dial after it is the one in flight. */
+  #resolving = false;
   /** The live edges as the last version 2 edge said (empty: only the shared address is known). */
   #edges: LiveEdge[] = [];
   #done = deferred<AgentEnd>();
@@ -206,7 +210,7 @@ export class Agent extends EventEmitter<AgentEvents> {
    * address of and does not hold first, otherwise the shared address. One dial at a time.
    */
   #fill(): void {
-    if (this.#stopped || this.#timer !== undefined) return;
+    if (this.#stopped || this.#timer !== undefined || this.#resolving) return;
     const active = [...this.#links].filter((link) => !link.draining);
     if (active.some((link) => link.sessionId === undefined)) return; // one dial in flight at a time
     if (active.length >= this.#target()) return;
@@ -232,18 +236,24 @@ export class Agent extends EventEmitter<AgentEvents> {
       this.#dial(this.options.edgeAddr);
       return;
     }
-    lookup(host, { all: true }).then(
-      (addresses) => {
-        const used = new Set(this.#dialed.values());
-        const fresh = addresses.filter((address) => !used.has(joinHostPort(address.address, port)));
-        const pool = fresh.length > 0 ? fresh : addresses;
-        const pick = pool[Math.floor(Math.random() * pool.length)];
-        if (!pick) throw new Error(`${host} resolves to no address`);
-        this.#dial(joinHostPort(pick.address, port), host);
-      },
-      // Let TLS report the failure the usual way (and back off).
-      () => this.#dial(this.options.edgeAddr),
-    );
+    this.#resolving = true;
+    const resolveHost = this.options.resolveHost ?? resolveAll;
+    resolveHost(host)
+      .then(
+        (addresses) => {
+          const used = new Set(this.#dialed.values());
+          const fresh = addresses.filter((address) => !used.has(joinHostPort(address, port)));
+          const pool = fresh.length > 0 ? fresh : addresses;
+          const pick = pool[Math.floor(Math.random() * pool.length)];
+          return pick === undefined ? this.options.edgeAddr : joinHostPort(pick, port);
+        },
+        // Dialing the name lets TLS report the failure the usual way (and back off).
+        () => this.options.edgeAddr,
+      )
+      .then((address) => {
+        this.#resolving = false;
+        this.#dial(address, host);
+      });
   }
 
   #dial(address: string, nameOfShared?: string): void {
@@ -429,6 +439,10 @@ function answer(stream: ServerHttp2Stream, status: number, error?: string): Prom
       stream.end(JSON.stringify({ error }));
     }
   });
+}
+
+async function resolveAll(host: string): Promise<string[]> {
+  return (await lookup(host, { all: true })).map((entry) => entry.address);
 }
 
 function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {

@@ -10,6 +10,7 @@ import { parseForwardTarget } from '../../src/agent/forward-target.js';
 import type { AgentSession } from '../../src/edge/tunnel/agent-session.js';
 import { SessionRefused, TunnelEndpoint } from '../../src/edge/tunnel/tunnel-endpoint.js';
 import { nextSessionOn } from '../support/edge.js';
+import { waitFor } from '../support/eventually.js';
 import { OpensslWorkspace } from '../support/openssl.js';
 
 /**
@@ -245,6 +246,56 @@ async function freezingProxy(targetPort: number) {
     },
   };
 }
+
+describe('an agent and several edges behind one name', () => {
+  it('dials every address the name resolves to until it holds a session on each edge', async () => {
+    const edgeEndpoint = (edgeId: string) =>
+      new TunnelEndpoint({
+        tls: edgeCert,
+        edgeId,
+        // Neither edge advertises an address of its own: only the name leads to them.
+        liveEdges: () => [
+          { id: 'edge-a', tunnel_addr: null },
+          { id: 'edge-b', tunnel_addr: null },
+        ],
+        async authenticate() {
+          return { id: `ts_${edgeId.replace('-', '')}${++sessionCounter}`, credentialId: 'cr_test' };
+        },
+      });
+    const first = edgeEndpoint('edge-a');
+    const second = edgeEndpoint('edge-b');
+    const { port } = await first.listen(0, '127.0.0.1');
+    await second.listen(port, '127.0.0.2');
+    const resolved: string[] = [];
+    const agent = new Agent({
+      edgeAddr: `edges.test:${port}`,
+      authtoken: GOOD_TOKEN,
+      labels: { app: 'web', env: 'several' },
+      forward: parseForwardTarget(`http://127.0.0.1:${servicePort}`),
+      agentVersion: '0.1.0',
+      ca: edgeCert.cert,
+      serverName: 'edge.test',
+      resolveHost: async (host) => {
+        resolved.push(host);
+        return ['127.0.0.1', '127.0.0.2'];
+      },
+    });
+    agents.push(agent);
+    try {
+      agent.start();
+      await waitFor(() => first.sessions().length === 1 && second.sessions().length === 1, {
+        what: 'a session on each edge',
+        timeoutMs: 10_000,
+      });
+      expect(agent.sessionIds).toHaveLength(2);
+      expect(resolved.every((host) => host === 'edges.test')).toBe(true);
+    } finally {
+      agent.stop();
+      await first.close();
+      await second.close();
+    }
+  });
+});
 
 describe('liveness seen from the agent', () => {
   it('an agent whose edge stopped answering drops the connection and reconnects', async () => {
