@@ -80,6 +80,8 @@ type AgentEvents = {
   sessionClosed: [id: string, reason: string];
   /** An edge is draining the session: a replacement is being dialed elsewhere. */
   draining: [id: string | undefined];
+  /** One edge refused while the agent holds sessions on others: that edge is left alone for a while. */
+  edgeRefused: [reason: string];
   /** One public connection: carried to the forward target, or the target could not be reached. */
   connection: [source: CarriedSource | undefined, outcome: 'carried' | 'unreachable'];
   /** A command from the edge: accepted, or refused with the reason the edge was told. */
@@ -91,6 +93,8 @@ type AgentEvents = {
   update: [UpdateEvent];
 };
 
+/** An edge's own address that gave no session (or refused) is left alone this long. */
+const UNREACHABLE_FOR_MS = 30_000;
 /** After an edge said "already held", the shared address is tried again after this (doubling, capped). */
 const ALREADY_HELD_RETRY_MS = 1_000;
 const ALREADY_HELD_RETRY_CAP_MS = 30_000;
@@ -117,6 +121,10 @@ export class Agent extends EventEmitter<AgentEvents> {
   #attempt = 0;
   #alreadyHeldDelayMs = 0;
   readonly #alreadyHeldLinks = new WeakSet<EdgeLink>();
+  /** Links that dialed an edge's own address (not the shared one). */
+  readonly #direct = new WeakSet<EdgeLink>();
+  /** Edge addresses that gave no session lately, and until when they are left alone. */
+  readonly #unreachable = new Map<string, number>();
   /** A name of the shared address is being resolved: the dial after it is the one in flight. */
   #resolving = false;
   /** The live edges as the last version 2 edge said (empty: only the shared address is known). */
@@ -214,9 +222,18 @@ export class Agent extends EventEmitter<AgentEvents> {
     const active = [...this.#links].filter((link) => !link.draining);
     if (active.some((link) => link.sessionId === undefined)) return; // one dial in flight at a time
     if (active.length >= this.#target()) return;
+    // Holding nothing, the shared address first: an edge's own address may be stale or out of reach.
+    if (this.sessionIds.length === 0) {
+      this.#dialShared();
+      return;
+    }
     const held = new Set(active.map((link) => link.edgeId));
-    const direct = this.#edges.find((edge) => edge.tunnel_addr && !held.has(edge.id));
-    if (direct?.tunnel_addr) this.#dial(direct.tunnel_addr);
+    const now = Date.now();
+    const direct = this.#edges.find(
+      (edge) =>
+        edge.tunnel_addr && !held.has(edge.id) && (this.#unreachable.get(edge.tunnel_addr) ?? 0) <= now,
+    );
+    if (direct?.tunnel_addr) this.#dial(direct.tunnel_addr, { direct: true });
     else this.#dialShared();
   }
 
@@ -252,11 +269,15 @@ export class Agent extends EventEmitter<AgentEvents> {
       )
       .then((address) => {
         this.#resolving = false;
-        this.#dial(address, host);
+        this.#dial(address, { nameOfShared: host });
       });
   }
 
-  #dial(address: string, nameOfShared?: string): void {
+  /** Dials one edge: the shared address (`nameOfShared`: the name it was resolved from) or an edge's own (`direct`). */
+  #dial(
+    address: string,
+    { nameOfShared, direct = false }: { nameOfShared?: string; direct?: boolean } = {},
+  ): void {
     if (this.#stopped) return;
     const { host, port } = parseEdgeAddr(address);
     const shared = parseEdgeAddr(this.options.edgeAddr).host;
@@ -275,6 +296,7 @@ export class Agent extends EventEmitter<AgentEvents> {
     });
     this.#links.add(link);
     this.#dialed.set(link, address);
+    if (direct) this.#direct.add(link);
     link.on('session', (id, _edgeId, edges) => {
       // An edge that stops answering (it froze, the path died) is dropped, and replaced.
       const h2 = link.http2Session;
@@ -298,7 +320,15 @@ export class Agent extends EventEmitter<AgentEvents> {
       );
     });
     link.on('refused', (reason) => {
-      // Retrying with the same token and labels would be refused again: stop, and say why.
+      // One edge refusing while another carries a session is that edge's view (its configuration
+      // may lag): leave it for a while. Refused with nothing held, retrying would be refused again:
+      // stop, and say why.
+      if (this.sessionIds.length > 0) {
+        this.#unreachable.set(address, Date.now() + UNREACHABLE_FOR_MS);
+        this.emit('edgeRefused', reason);
+        link.close(false, `refused: ${reason}`);
+        return;
+      }
       this.#end({ reason: 'refused', message: reason }, false);
       this.emit('refused', reason);
     });
@@ -310,8 +340,12 @@ export class Agent extends EventEmitter<AgentEvents> {
   }
 
   #onLinkClosed(link: EdgeLink, reason: string, sessionId: string | undefined): void {
+    const address = this.#dialed.get(link);
     this.#links.delete(link);
     this.#dialed.delete(link);
+    // An edge's own address that gave no session is not dialed again for a while: the shared one is.
+    if (!sessionId && !this.#alreadyHeldLinks.has(link) && address !== undefined && this.#direct.has(link))
+      this.#unreachable.set(address, Date.now() + UNREACHABLE_FOR_MS);
     if (sessionId) this.emit('sessionClosed', sessionId, reason);
     if (this.#stopped) return;
     const alreadyHeld = this.#alreadyHeldLinks.has(link);

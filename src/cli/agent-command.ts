@@ -215,6 +215,9 @@ async function runAgent(flags: AgentFlags): Promise<number> {
   });
   agent.on('session', (sessionId) => logger.info({ sessionId }, 'session opened'));
   agent.on('sessionClosed', (sessionId, reason) => logger.info({ sessionId, reason }, 'session closed'));
+  agent.on('edgeRefused', (reason) =>
+    logger.warn({ reason }, 'an edge refused a session; the sessions on other edges carry on'),
+  );
   agent.on('draining', (sessionId) =>
     logger.info({ sessionId }, 'the edge is draining the session: opening its replacement elsewhere'),
   );

@@ -327,7 +327,12 @@ export class Edge {
       { drainTimeoutMs },
       'draining: no new connections or sessions; waiting for those in flight',
     );
-    const drained = Promise.all([this.#tcpRoutes.drained(), this.#https.drain()]).then(() => true);
+    const drained = Promise.all([
+      this.#tcpRoutes.drained(),
+      this.#https.drain(),
+      // What this edge carries for other edges' clients finishes too (a neighbour mid-restart).
+      this.#relay?.drained(),
+    ]).then(() => true);
     const deadline = new Promise<false>((resolve) =>
       setTimeout(() => resolve(false), drainTimeoutMs).unref(),
     );
@@ -340,9 +345,9 @@ export class Edge {
     await listenersClosed;
     await tlsClosed;
     this.#https.close();
+    await this.#relay?.close();
     await this.#tunnel.close();
     await this.#ssh?.close();
-    await this.#relay?.close();
     this.#relayClient.close();
     await this.#controlPlane.stop();
   }

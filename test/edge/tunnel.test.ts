@@ -297,6 +297,97 @@ describe('an agent and several edges behind one name', () => {
   });
 });
 
+describe('an agent and edges that disagree or vanish', () => {
+  const edgeAt = (
+    edgeId: string,
+    edges: () => Array<{ id: string; tunnel_addr: string | null }>,
+    refuse = false,
+  ) =>
+    new TunnelEndpoint({
+      tls: edgeCert,
+      edgeId,
+      liveEdges: edges,
+      async authenticate() {
+        if (refuse) throw new SessionRefused('the authtoken is unknown or was revoked');
+        return { id: `ts_${edgeId.replace('-', '')}${++sessionCounter}`, credentialId: 'cr_test' };
+      },
+    });
+  const agentFor = (port: number) => {
+    const agent = new Agent({
+      edgeAddr: `127.0.0.1:${port}`,
+      authtoken: GOOD_TOKEN,
+      labels: { app: 'web', env: 'disagree' },
+      forward: parseForwardTarget(`http://127.0.0.1:${servicePort}`),
+      agentVersion: '0.1.0',
+      ca: edgeCert.cert,
+      serverName: 'edge.test',
+    });
+    agents.push(agent);
+    return agent;
+  };
+
+  it('one edge refusing while another carries a session leaves that edge alone, not the agent', async () => {
+    let refusingPort = 0;
+    const edges = () => [
+      { id: 'edge-a', tunnel_addr: null },
+      { id: 'edge-b', tunnel_addr: `127.0.0.1:${refusingPort}` },
+    ];
+    const granting = edgeAt('edge-a', edges);
+    const refusing = edgeAt('edge-b', edges, true);
+    const { port } = await granting.listen(0, '127.0.0.1');
+    refusingPort = (await refusing.listen(0, '127.0.0.1')).port;
+    const agent = agentFor(port);
+    try {
+      const refusedBy = once(agent, 'edgeRefused');
+      agent.start();
+      const [reason] = (await refusedBy) as [string];
+      expect(reason).toBe('the authtoken is unknown or was revoked');
+      expect(granting.sessions()).toHaveLength(1);
+      expect(agent.sessionIds).toEqual([granting.sessions()[0]?.id]);
+      const ended = await Promise.race([
+        agent.done,
+        new Promise((resolve) => setTimeout(() => resolve('running'), 500)),
+      ]);
+      expect(ended).toBe('running');
+    } finally {
+      agent.stop();
+      await granting.close();
+      await refusing.close();
+    }
+  });
+
+  it('an edge address that leads nowhere does not keep the agent from the shared address', async () => {
+    const deadPort = await new Promise<number>((resolve) => {
+      const probe = net.createServer();
+      probe.listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    // The edge lists a second edge at an address nothing listens on any more (a pod that moved).
+    const shared = edgeAt('edge-a', () => [
+      { id: 'edge-a', tunnel_addr: null },
+      { id: 'edge-gone', tunnel_addr: `127.0.0.1:${deadPort}` },
+    ]);
+    const { port } = await shared.listen(0, '127.0.0.1');
+    const agent = agentFor(port);
+    try {
+      agent.start();
+      await waitFor(() => shared.sessions().length === 1, { what: 'the first session', timeoutMs: 5_000 });
+      const first = shared.sessions()[0];
+      first?.close('the edge restarted');
+      // Holding nothing, the agent goes back to the shared address, not to the dead one.
+      await waitFor(() => shared.sessions().some((session) => session.id !== first?.id), {
+        what: 'a new session through the shared address',
+        timeoutMs: 10_000,
+      });
+    } finally {
+      agent.stop();
+      await shared.close();
+    }
+  });
+});
+
 describe('liveness seen from the agent', () => {
   it('an agent whose edge stopped answering drops the connection and reconnects', async () => {
     const proxy = await freezingProxy(tunnelPort);

@@ -55,7 +55,10 @@ type ControlPlaneEvents = {
  * commands, reconnecting with backoff, and plain requests that report sessions and command results.
  */
 export class ControlPlaneClient extends EventEmitter<ControlPlaneEvents> {
-  readonly #dispatcher = new Agent({ keepAliveTimeout: 30_000, bodyTimeout: 0 });
+  // A frozen replica must not hold a feed's opening or a report for undici's default 300 s.
+  readonly #dispatcher = new Agent({ keepAliveTimeout: 30_000, bodyTimeout: 0, headersTimeout: 10_000 });
+  /** The control plane refused the relay's query parameters (a release before them): the feed goes without. */
+  #olderControlPlane = false;
   #stopped = false;
   #attempt = 0;
   #abort: AbortController | undefined;
@@ -155,11 +158,15 @@ export class ControlPlaneClient extends EventEmitter<ControlPlaneEvents> {
     const url = new URL(EDGE_FEED_PATH, this.apiUrl);
     url.searchParams.set('edge_id', this.options.edgeId);
     url.searchParams.set('region', this.options.region);
-    url.searchParams.set(EDGE_FEED_QUERY.peers, '1');
-    const { tunnelAddr, relayAddr } = this.options.advertise?.() ?? {};
-    if (tunnelAddr) url.searchParams.set(EDGE_FEED_QUERY.tunnelAddr, tunnelAddr);
-    if (relayAddr) url.searchParams.set(EDGE_FEED_QUERY.relayAddr, relayAddr);
+    const asksForPeers = !this.#olderControlPlane;
+    if (asksForPeers) {
+      url.searchParams.set(EDGE_FEED_QUERY.peers, '1');
+      const { tunnelAddr, relayAddr } = this.options.advertise?.() ?? {};
+      if (tunnelAddr) url.searchParams.set(EDGE_FEED_QUERY.tunnelAddr, tunnelAddr);
+      if (relayAddr) url.searchParams.set(EDGE_FEED_QUERY.relayAddr, relayAddr);
+    }
     let reason = 'feed ended';
+    let retryNow = false;
     try {
       const response = await request(url, {
         dispatcher: this.#dispatcher,
@@ -168,6 +175,12 @@ export class ControlPlaneClient extends EventEmitter<ControlPlaneEvents> {
       });
       if (response.statusCode !== 200) {
         const text = await response.body.text();
+        // A server older than the relay refuses its query parameters (a rolling upgrade that took
+        // an edge first): serve without peers rather than not at all.
+        if (response.statusCode === 400 && asksForPeers) {
+          this.#olderControlPlane = true;
+          retryNow = true;
+        }
         throw new Error(`the control plane answered ${response.statusCode}: ${text.slice(0, 300)}`);
       }
       await this.#read(response.body, abort);
@@ -177,7 +190,10 @@ export class ControlPlaneClient extends EventEmitter<ControlPlaneEvents> {
     if (this.#stopped) return;
     // The next attempt goes to the next replica: this one may be the one that died.
     if (this.options.apiUrls.length > 1) this.#current = (this.#current + 1) % this.options.apiUrls.length;
-    const delay = this.options.apiUrls.length > 1 && this.#attempt === 0 ? 0 : backoffDelayMs(this.#attempt);
+    const delay =
+      retryNow || (this.options.apiUrls.length > 1 && this.#attempt === 0)
+        ? 0
+        : backoffDelayMs(this.#attempt);
     this.#attempt++;
     this.emit('disconnected', reason, delay);
     this.#retry = setTimeout(() => {

@@ -29,6 +29,9 @@ export interface RelayEndpointOptions {
 export class RelayEndpoint {
   readonly #server: Http2SecureServer;
   readonly #sessions = new Set<ServerHttp2Session>();
+  /** Connections being carried for other edges: a drain waits for them as for its own. */
+  #carrying = 0;
+  readonly #idle = new Set<() => void>();
 
   constructor(private readonly options: RelayEndpointOptions) {
     this.#server = http2.createSecureServer({
@@ -56,6 +59,12 @@ export class RelayEndpoint {
       });
     });
     return this.#server.address() as AddressInfo;
+  }
+
+  /** Resolves once no relayed connection is being carried. */
+  drained(): Promise<void> {
+    if (this.#carrying === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.add(resolve));
   }
 
   /**
@@ -91,8 +100,14 @@ export class RelayEndpoint {
           return;
         }
         this.options.onRelayed?.('carried');
+        this.#carrying++;
         stream.respond({ ':status': 200 });
-        pipeline(stream, upstream, stream, () => upstream.destroy());
+        pipeline(stream, upstream, stream, () => {
+          upstream.destroy();
+          if (--this.#carrying > 0) return;
+          for (const resolve of this.#idle) resolve();
+          this.#idle.clear();
+        });
       },
       () => {
         this.options.onRelayed?.('unreachable');

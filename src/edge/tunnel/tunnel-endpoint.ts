@@ -61,6 +61,9 @@ export interface SessionGrant {
 
 const DEFAULT_HELLO_TIMEOUT_MS = 10_000;
 
+/** How long an agent told `already_held` has to close the connection before the edge does. */
+const ALREADY_HELD_CLOSE_MS = 2_000;
+
 /** TCP keepalive on agent connections: the kernel probes a connection idle this long (ms). */
 const TCP_KEEPALIVE_DELAY_MS = 30_000;
 
@@ -231,14 +234,6 @@ export class TunnelEndpoint extends EventEmitter<{
     const hello: AgentHello & { held_edge_ids?: string[] | undefined } =
       protocol === 2 ? agentHelloV2.parse(said) : agentHello.parse(said);
     pending.saidHello = true;
-    const { edgeId } = this.options;
-    if (edgeId !== undefined && hello.held_edge_ids?.includes(edgeId)) {
-      // The agent holds a session here already (it came back through the shared address): no
-      // second one; it tries another edge, and closes this connection itself.
-      pending.release();
-      await sendVerdict(h2, { already_held: edgeId });
-      return;
-    }
     let granted: SessionGrant;
     try {
       granted = await this.options.authenticate(hello, ip);
@@ -246,6 +241,16 @@ export class TunnelEndpoint extends EventEmitter<{
       if (error instanceof SessionRefused) await sendVerdict(h2, { error: error.message }).catch(() => {});
       h2.destroy();
       throw error;
+    }
+    const { edgeId } = this.options;
+    if (edgeId !== undefined && hello.held_edge_ids?.includes(edgeId)) {
+      // The agent holds a session here already (it came back through the shared address): no
+      // second one; it tries another edge. Its token was checked like any other's; the edge ends
+      // the connection itself, and the slot is held until it has.
+      await sendVerdict(h2, { already_held: edgeId });
+      h2.close();
+      setTimeout(() => socket.destroy(), ALREADY_HELD_CLOSE_MS).unref();
+      return;
     }
     // An authenticated agent no longer counts against its address's limit.
     pending.release();

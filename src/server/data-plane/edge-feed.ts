@@ -66,6 +66,9 @@ export class EdgeFeed {
   /** Commands this replica passed to its edge for another replica: their results go back there. */
   readonly #relayed = new Set<string>();
 
+  /** The lease expiry this replica last wrote for each edge connected to it. */
+  readonly #leasesWritten = new Map<string, string>();
+
   /** The last `peers` line sent (as JSON), so an unchanged directory is not sent again. */
   #peersSent = '';
   #peersRefresh: Promise<void> | undefined;
@@ -133,7 +136,10 @@ export class EdgeFeed {
       // A reconnect may have replaced this feed already: then the sessions belong to the new one.
       if (this.#connections.get(connection.edgeId) !== connection) return;
       this.#connections.delete(connection.edgeId);
-      await this.#forgetEdge(connection.edgeId);
+      // Only while the lease is still the one this replica wrote: the edge may have moved its feed
+      // to another replica (which renewed it) before this one heard the old connection close.
+      await this.#forgetEdge(connection.edgeId, this.#leasesWritten.get(connection.edgeId));
+      this.#leasesWritten.delete(connection.edgeId);
       this.#schedulePeers();
       this.log.info({ edgeId: connection.edgeId }, 'edge disconnected; its sessions are gone');
     };
@@ -368,6 +374,7 @@ export class EdgeFeed {
       .values(lease)
       .onConflict((conflict) => conflict.column('id').doUpdateSet(update))
       .execute();
+    this.#leasesWritten.set(connection.edgeId, lease.lease_expires_at);
   }
 
   async #renewLeases(): Promise<void> {
@@ -382,10 +389,14 @@ export class EdgeFeed {
     for (const { id } of expired) await this.#forgetEdge(id);
   }
 
-  async #forgetEdge(edgeId: string): Promise<void> {
+  /** Forgets an edge and its sessions; with `onlyLease`, only if its lease is still that one. */
+  async #forgetEdge(edgeId: string, onlyLease?: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
+      let forget = trx.deleteFrom('edge_processes').where('id', '=', edgeId);
+      if (onlyLease !== undefined) forget = forget.where('lease_expires_at', '=', onlyLease);
+      const { numDeletedRows } = await forget.executeTakeFirst();
+      if (onlyLease !== undefined && numDeletedRows === 0n) return;
       await trx.deleteFrom('tunnel_sessions').where('edge_id', '=', edgeId).execute();
-      await trx.deleteFrom('edge_processes').where('id', '=', edgeId).execute();
     });
   }
 }

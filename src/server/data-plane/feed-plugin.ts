@@ -22,8 +22,10 @@ declare module 'fastify' {
 }
 
 const EDGE_ID = /^[A-Za-z0-9_-]{1,64}$/;
-const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]{1,253}):\d{1,5}$/;
-const feedQuery = z.strictObject({
+/** `host:port` as edges advertise it (`parseAdvertisedAddress`): a name, an IPv4 or a bracketed IPv6 address. */
+const HOST_PORT = /^(?:\[[^\]\s]{2,100}\]|[^\s:/?#[\]@]{1,253}):\d{1,5}$/;
+// Not strict: a newer edge's parameters must not cost it its feed (it says what it needs to be sent).
+const feedQuery = z.object({
   edge_id: z.string().regex(EDGE_ID, 'must be 1 to 64 letters, digits, _ or -'),
   region: z.string().regex(/^[a-z]{2,16}$/, 'must be a region name such as us'),
   [EDGE_FEED_QUERY.peers]: z.literal('1').optional(),
