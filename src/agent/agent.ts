@@ -93,8 +93,13 @@ type AgentEvents = {
   update: [UpdateEvent];
 };
 
-/** An edge's own address that gave no session (or refused) is left alone this long. */
-const UNREACHABLE_FOR_MS = 30_000;
+/**
+ * An edge's own address that gave no session is left alone this long, so the next dial goes to the
+ * shared address (the address may be stale); an edge restarting at the same address is back soon.
+ */
+const UNREACHABLE_FOR_MS = 3_000;
+/** An edge that refused while others carry a session is left alone this long (its configuration may lag). */
+const REFUSED_FOR_MS = 30_000;
 /** After an edge said "already held", the shared address is tried again after this (doubling, capped). */
 const ALREADY_HELD_RETRY_MS = 1_000;
 const ALREADY_HELD_RETRY_CAP_MS = 30_000;
@@ -324,7 +329,7 @@ export class Agent extends EventEmitter<AgentEvents> {
       // may lag): leave it for a while. Refused with nothing held, retrying would be refused again:
       // stop, and say why.
       if (this.sessionIds.length > 0) {
-        this.#unreachable.set(address, Date.now() + UNREACHABLE_FOR_MS);
+        this.#unreachable.set(address, Date.now() + REFUSED_FOR_MS);
         this.emit('edgeRefused', reason);
         link.close(false, `refused: ${reason}`);
         return;
@@ -345,7 +350,10 @@ export class Agent extends EventEmitter<AgentEvents> {
     this.#dialed.delete(link);
     // An edge's own address that gave no session is not dialed again for a while: the shared one is.
     if (!sessionId && !this.#alreadyHeldLinks.has(link) && address !== undefined && this.#direct.has(link))
-      this.#unreachable.set(address, Date.now() + UNREACHABLE_FOR_MS);
+      this.#unreachable.set(
+        address,
+        Math.max(this.#unreachable.get(address) ?? 0, Date.now() + UNREACHABLE_FOR_MS),
+      );
     if (sessionId) this.emit('sessionClosed', sessionId, reason);
     if (this.#stopped) return;
     const alreadyHeld = this.#alreadyHeldLinks.has(link);

@@ -28,6 +28,8 @@ const POOLED_SOURCE = { ip: '0.0.0.0', port: 0 };
 class TunnelGroupAgent extends http.Agent {
   /** The session each connection of this agent is a stream of. */
   readonly #sessionOf = new WeakMap<Duplex, TunnelSession>();
+  /** Streams through another edge's relay. */
+  readonly #relayed = new WeakSet<Duplex>();
 
   constructor(
     private readonly pool: SessionPool,
@@ -57,7 +59,10 @@ class TunnelGroupAgent extends http.Agent {
 
   // A tunnel stream is no TCP socket: no keep-alive probes to set, nothing to ref or unref. An idle
   // timeout closes it while it waits in the pool. A stream of a session out of rotation is not kept.
+  // Nor is a stream through another edge's relay: it is the fallback path, and kept idle it would
+  // hold that edge's drain open until its timeout.
   override keepSocketAlive(socket: Duplex): boolean {
+    if (this.#relayed.has(socket)) return false;
     if (this.#sessionOf.get(socket)?.inRotation === false) return false;
     (socket as Duplex & { setTimeout?(ms: number): void }).setTimeout?.(IDLE_MS);
     return true;
@@ -78,7 +83,10 @@ class TunnelGroupAgent extends http.Agent {
    */
   #track(stream: Duplex, session: TunnelSession | undefined): void {
     // A stream another edge's session carries (relayed) is that edge's to watch.
-    if (!session) return;
+    if (!session) {
+      this.#relayed.add(stream);
+      return;
+    }
     this.#sessionOf.set(stream, session);
     stream.on('error', (error: Error) => {
       session.markSuspect(`an upstream connection failed: ${error.message}`);
