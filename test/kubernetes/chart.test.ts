@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -81,6 +81,7 @@ interface Container {
 interface PodSpec {
   serviceAccountName?: string;
   hostNetwork?: boolean;
+  affinity?: unknown;
   dnsPolicy?: string;
   terminationGracePeriodSeconds?: number;
   automountServiceAccountToken?: boolean;
@@ -92,12 +93,13 @@ interface PodSpec {
   }[];
 }
 interface Workload extends KubeObject {
-  spec: { template: { spec: PodSpec }; strategy?: Record<string, unknown> };
+  spec: { replicas?: number; template: { spec: PodSpec }; strategy?: Record<string, unknown> };
 }
 interface ServiceObject extends KubeObject {
   spec: {
     type: string;
     externalTrafficPolicy?: string;
+    sessionAffinity?: string;
     selector: Record<string, string>;
     ports: { name: string; port: number; targetPort: string | number; nodePort?: number }[];
   };
@@ -415,8 +417,13 @@ describe('Helm chart and kustomize config', () => {
       ]),
     ).rejects.toThrow(/edge\.edgeKey\.existingSecret is required when server\.enabled is false/);
     await expect(template(releaseNs, ['edge.drainTimeout=30'])).rejects.toThrow(
-      /edge\.terminationGracePeriodSeconds must be larger than edge\.drainTimeout/,
+      /edge\.terminationGracePeriodSeconds must be larger than edge\.drainDelay \+ edge\.drainTimeout/,
     );
+    // The grace period covers the delay too: 5 + 25 leaves the kubelet no margin.
+    await expect(template(releaseNs, ['edge.drainTimeout=25'])).rejects.toThrow(
+      /edge\.drainDelay \+ edge\.drainTimeout/,
+    );
+    await expect(template(releaseNs, ['edge.drainTimeout=24'])).resolves.toContain('--drain-timeout=24');
     await expect(template(releaseNs, ['edge.tunnel.service.enabled=false'])).rejects.toThrow(
       /operator\.edge\.addr is required when edge\.tunnel\.service\.enabled is false/,
     );
@@ -455,6 +462,7 @@ describe('Helm chart and kustomize config', () => {
         `Deployment/${prefix}-edge`,
         `Deployment/${prefix}-operator`,
         `Job/${prefix}-generate-keys`,
+        `PodDisruptionBudget/${prefix}-edge`,
         `PodDisruptionBudget/${prefix}-operator`,
         `Role/${prefix}-generate-keys`,
         `Role/${prefix}-operator-leader-election`,
@@ -492,11 +500,11 @@ describe('Helm chart and kustomize config', () => {
         `--api-url=http://${prefix}-server.${releaseNs}.svc:4040`,
         '--api-key-file=/etc/edgeward/api-key/admin-api-key',
         '--leader-elect',
-        // The operator's Tunnels dial the edge Service; no CA without a tunnel certificate Secret.
+        // The operator's Tunnels dial the edge Service and trust the generated tunnel certificate.
         `--edge-addr=${prefix}-edge.${releaseNs}.svc:4443`,
+        '--edge-ca=/etc/edgeward/edge-ca/tls.crt',
       ]),
     );
-    expect(container?.args.some((arg) => arg.startsWith('--edge-ca'))).toBe(false);
     expect(container?.securityContext).toMatchObject(hardened);
     // Two operator replicas, each carrying the Tunnels: spread over nodes where it can, and evicted
     // one at a time.
@@ -548,7 +556,7 @@ describe('Helm chart and kustomize config', () => {
     const single = documents(
       await template(releaseNs, ['operator.replicas=1', 'operator.podDisruptionBudget.enabled=false']),
     );
-    expect(find(single, 'PodDisruptionBudget')).toEqual([]);
+    expect(find(single, 'PodDisruptionBudget', `${prefix}-operator`)).toEqual([]);
     // The keys nobody gave the chart are made by a pre-install/pre-upgrade hook, not rendered.
     const hook = podOf(objects, 'Job', `${prefix}-generate-keys`);
     expect(hook.containers[0]?.args).toEqual([
@@ -556,6 +564,13 @@ describe('Helm chart and kustomize config', () => {
       `--namespace=${releaseNs}`,
       `--secret=${prefix}-server-admin-key/admin-api-key=ewk_`,
       `--secret=${prefix}-edge-key/edge-key=ewedge_`,
+      // One tunnel certificate and one SSH host key for every edge pod, made once.
+      `--tls-secret=${prefix}-edge-tunnel-tls`,
+      `--tls-name=${prefix}-edge.${releaseNs}.svc`,
+      `--tls-name=${prefix}-edge.${releaseNs}.svc.cluster.local`,
+      `--tls-name=${prefix}-edge.${releaseNs}`,
+      `--tls-name=${prefix}-edge`,
+      `--ssh-host-key-secret=${prefix}-edge-ssh-host-key/ssh_host_ecdsa_key`,
       '--label=app.kubernetes.io/name=edgeward',
       `--label=app.kubernetes.io/instance=${release}`,
       '--label=app.kubernetes.io/part-of=edgeward',
@@ -585,17 +600,74 @@ describe('Helm chart and kustomize config', () => {
       '--tcp-host=0.0.0.0',
       '--region=us',
       '--metrics-addr=:9464',
+      '--drain-delay=5',
       '--drain-timeout=10',
-      `--tunnel-name=${prefix}-edge.${releaseNs}.svc`,
-      `--tunnel-name=${prefix}-edge.${releaseNs}.svc.cluster.local`,
-      `--tunnel-name=${prefix}-edge.${releaseNs}`,
-      `--tunnel-name=${prefix}-edge`,
+      '--relay-addr=:4446',
+      '--advertise-relay-addr=$(POD_IP):4446',
+      '--ssh-host-key=/etc/edgeward/ssh-host-key/ssh_host_ecdsa_key',
+      '--tunnel-cert=/etc/edgeward/tunnel-tls/tls.crt',
+      '--tunnel-key=/etc/edgeward/tunnel-tls/tls.key',
     ]);
+    // Two edges, each relaying for the other, spread over nodes and evicted one at a time.
+    const [edgeDeployment] = find(objects, 'Deployment', `${prefix}-edge`) as Workload[];
+    expect(edgeDeployment?.spec.replicas).toBe(2);
+    const edgeSelector = {
+      'app.kubernetes.io/name': 'edgeward',
+      'app.kubernetes.io/instance': release,
+      'app.kubernetes.io/component': 'edge',
+    };
+    expect(edgePod.affinity).toEqual({
+      podAntiAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          {
+            weight: 100,
+            podAffinityTerm: {
+              topologyKey: 'kubernetes.io/hostname',
+              labelSelector: { matchLabels: edgeSelector },
+            },
+          },
+        ],
+      },
+    });
+    const [edgeBudget] = find(objects, 'PodDisruptionBudget', `${prefix}-edge`);
+    expect(edgeBudget?.spec).toEqual({ maxUnavailable: 1, selector: { matchLabels: edgeSelector } });
+    expect(edge?.env).toContainEqual({
+      name: 'POD_IP',
+      valueFrom: { fieldRef: { fieldPath: 'status.podIP' } },
+    });
+    expect(edge?.ports?.find((port) => port.name === 'relay')).toEqual({
+      name: 'relay',
+      containerPort: 4446,
+      protocol: 'TCP',
+    });
+    // Not advertised by default: an agent outside the cluster would keep dialing a pod IP.
+    expect(edge?.args.some((arg) => arg.startsWith('--advertise-tunnel-addr'))).toBe(false);
+    // The readiness probe sees /readyz fail within the 5 s drain delay.
+    expect(edge?.readinessProbe).toMatchObject({ periodSeconds: 2, failureThreshold: 1 });
+    // Every pod mounts the same generated certificate and host key; the operator trusts that certificate.
+    expect(edgePod.volumes?.find((volume) => volume.name === 'tunnel-tls')?.secret?.secretName).toBe(
+      `${prefix}-edge-tunnel-tls`,
+    );
+    expect(edgePod.volumes?.find((volume) => volume.name === 'ssh-host-key')?.secret?.secretName).toBe(
+      `${prefix}-edge-ssh-host-key`,
+    );
+    expect(podOf(objects, 'Deployment', `${prefix}-operator`).containers[0]?.args).toEqual(
+      expect.arrayContaining([
+        '--edge-ca=/etc/edgeward/edge-ca/tls.crt',
+        `--edge-server-name=${prefix}-edge.${releaseNs}.svc`,
+      ]),
+    );
     expect(edge?.securityContext).toMatchObject(hardened);
     expect(edgePod.volumes?.find((volume) => volume.name === 'data')).toEqual({ name: 'data', emptyDir: {} });
     expect(edge?.volumeMounts).toContainEqual({ name: 'data', mountPath: '/data' });
     expect(edgePod.hostNetwork).toBeUndefined();
-    expect(edge?.ports?.map((port) => port.hostPort)).toEqual([undefined, undefined, undefined, undefined]);
+    expect(edge?.ports?.map((port) => port.hostPort)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
     expect(edgePod.automountServiceAccountToken).toBe(false);
     expect(edgePod.terminationGracePeriodSeconds).toBeGreaterThan(10);
     expect(edge?.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
@@ -611,6 +683,8 @@ describe('Helm chart and kustomize config', () => {
     const [service] = find(objects, 'Service', `${prefix}-edge`) as ServiceObject[];
     expect(service?.spec.type).toBe('LoadBalancer');
     expect(service?.spec.externalTrafficPolicy).toBe('Local');
+    // Any edge serves any connection: no session affinity, and the relay port is not public.
+    expect(service?.spec.sessionAffinity).toBeUndefined();
     expect(service?.spec.ports).toEqual([
       { name: 'tunnel', port: 4443, targetPort: 'tunnel', protocol: 'TCP' },
       { name: 'tls', port: 443, targetPort: 'tls', protocol: 'TCP' },
@@ -790,7 +864,9 @@ describe('Helm chart and kustomize config', () => {
       'edge.service.type=NodePort',
       'edge.tunnel.service.nodePort=30443',
       'edge.ssh.enabled=false',
-      'edge.podDisruptionBudget.enabled=true',
+      'edge.podDisruptionBudget.minAvailable=1',
+      'edge.podDisruptionBudget.maxUnavailable=null',
+      'edge.advertiseTunnelAddr=true',
       'edge.metrics.serviceMonitor.enabled=true',
     ];
     const rendered = await template(releaseNs, set);
@@ -814,12 +890,15 @@ describe('Helm chart and kustomize config', () => {
       name: 'EDGEWARD_EDGE_KEY',
       valueFrom: { secretKeyRef: { name: 'edge-key', key: 'edge-key' } },
     });
-    expect(edge?.volumeMounts).toContainEqual({
-      name: 'ssh-host-key',
-      mountPath: '/etc/edgeward/ssh-host-key',
-      readOnly: true,
+    // SSH off: no host key mounted, none generated.
+    expect(edge?.args.some((arg) => arg.startsWith('--ssh-host-key'))).toBe(false);
+    // hostNetwork: other edges (and, advertised, agents) reach the node's address.
+    expect(edge?.env).toContainEqual({
+      name: 'POD_IP',
+      valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } },
     });
-    expect(edge?.args).toContain('--ssh-host-key=/etc/edgeward/ssh-host-key/ssh_host_ecdsa_key');
+    expect(edge?.args).toContain('--advertise-tunnel-addr=$(POD_IP):4443');
+    expect(edge?.ports?.find((port) => port.name === 'relay')?.hostPort).toBe(4446);
     // hostNetwork: the node's network namespace, cluster DNS kept, one pod at a time per node.
     expect(pod.hostNetwork).toBe(true);
     expect(pod.dnsPolicy).toBe('ClusterFirstWithHostNet');
@@ -875,7 +954,7 @@ describe('Helm chart and kustomize config', () => {
       podOf(accepted, 'Deployment', `${prefix}-edge`).containers[0]?.ports?.map(
         (port) => `${port.name}:${port.containerPort}:${port.hostPort}`,
       ),
-    ).toEqual(['tunnel:4443:4443', 'tls:8443:8443', 'metrics:9464:9464']);
+    ).toEqual(['tunnel:4443:4443', 'tls:8443:8443', 'metrics:9464:9464', 'relay:4446:4446']);
 
     // edge.enabled=false: no edge object, no edge key on the server, no --edge-addr.
     const without = documents(await template(releaseNs, ['edge.enabled=false'])).filter(
@@ -955,6 +1034,8 @@ describe('Helm chart and kustomize config', () => {
     expect(await runGenerateKeysHook(releaseNs, release)).toEqual([
       `secret ${releaseNs}/${prefix}-server-admin-key key admin-api-key: created`,
       `secret ${releaseNs}/${prefix}-edge-key key edge-key: created`,
+      `secret ${releaseNs}/${prefix}-edge-tunnel-tls keys tls.crt,tls.key: created`,
+      `secret ${releaseNs}/${prefix}-edge-ssh-host-key keys ssh_host_ecdsa_key: created`,
     ]);
     expect(await releaseObjects(releaseNs, release)).toEqual(
       [
@@ -963,6 +1044,8 @@ describe('Helm chart and kustomize config', () => {
         `role.rbac.authorization.k8s.io/${prefix}-operator-leader-election`,
         `rolebinding.rbac.authorization.k8s.io/${prefix}-operator-leader-election`,
         `secret/${prefix}-edge-key`,
+        `secret/${prefix}-edge-ssh-host-key`,
+        `secret/${prefix}-edge-tunnel-tls`,
         `secret/${prefix}-server-admin-key`,
         `service/${prefix}-edge`,
         `service/${prefix}-edge-metrics`,
@@ -985,6 +1068,22 @@ describe('Helm chart and kustomize config', () => {
     expect(Buffer.from(key ?? '', 'base64').toString()).toMatch(/^ewk_[A-Za-z0-9_-]{43}$/);
     const firstEdgeKey = await edgeKey();
     expect(Buffer.from(firstEdgeKey ?? '', 'base64').toString()).toMatch(/^ewedge_[A-Za-z0-9_-]{43}$/);
+    // The edges' one certificate (for the Service's names, the key beside it) and one host key.
+    const tunnelCertificate = () => secretValue(`${prefix}-edge-tunnel-tls`, 'tls.crt');
+    const sshHostKey = () => secretValue(`${prefix}-edge-ssh-host-key`, 'ssh_host_ecdsa_key');
+    const firstTunnelCertificate = await tunnelCertificate();
+    const certificate = new X509Certificate(Buffer.from(firstTunnelCertificate ?? '', 'base64'));
+    expect(certificate.checkHost(`${prefix}-edge.${releaseNs}.svc`)).toBe(`${prefix}-edge.${releaseNs}.svc`);
+    const tunnelKey = createPrivateKey(
+      Buffer.from((await secretValue(`${prefix}-edge-tunnel-tls`, 'tls.key')) ?? '', 'base64').toString(),
+    );
+    expect(certificate.checkPrivateKey(tunnelKey)).toBe(true);
+    const firstSshHostKey = await sshHostKey();
+    expect(
+      createPrivateKey(Buffer.from(firstSshHostKey ?? '', 'base64').toString()).asymmetricKeyDetails,
+    ).toEqual({
+      namedCurve: 'prime256v1',
+    });
 
     // Cluster-wide: the operator may read its kinds everywhere, and still not more than it needs.
     const sa = `${prefix}-operator`;
@@ -1010,9 +1109,13 @@ describe('Helm chart and kustomize config', () => {
     expect(await runGenerateKeysHook(releaseNs, release)).toEqual([
       `secret ${releaseNs}/${prefix}-server-admin-key key admin-api-key: kept`,
       `secret ${releaseNs}/${prefix}-edge-key key edge-key: kept`,
+      `secret ${releaseNs}/${prefix}-edge-tunnel-tls keys tls.crt,tls.key: kept`,
+      `secret ${releaseNs}/${prefix}-edge-ssh-host-key keys ssh_host_ecdsa_key: kept`,
     ]);
     expect(await adminKey()).toBe(key);
     expect(await edgeKey()).toBe(firstEdgeKey);
+    expect(await tunnelCertificate()).toBe(firstTunnelCertificate);
+    expect(await sshHostKey()).toBe(firstSshHostKey);
     const deployment = JSON.stringify(
       await getJson(['get', '-n', releaseNs, 'deployment', `${prefix}-operator`]),
     );
@@ -1023,6 +1126,8 @@ describe('Helm chart and kustomize config', () => {
     // The generated keys are no release objects: they stay, like the server's volume that trusts them.
     expect(await releaseObjects(releaseNs, release)).toEqual([
       `secret/${prefix}-edge-key`,
+      `secret/${prefix}-edge-ssh-host-key`,
+      `secret/${prefix}-edge-tunnel-tls`,
       `secret/${prefix}-server-admin-key`,
     ]);
     expect(await clusterObjects(release)).toEqual([]);
@@ -1096,7 +1201,8 @@ describe('Helm chart and kustomize config', () => {
   it('runs the chart’s edge and operator (RBAC, args, Secrets) until CRs are Ready and a Tunnel is Online', async () => {
     t = await startTestServer();
     const [metricsPort, probePort] = [await freePort(), await freePort()];
-    const [tunnelPort, tlsPort, sshPort, edgeMetricsPort] = [
+    const [tunnelPort, tlsPort, sshPort, edgeMetricsPort, relayPort] = [
+      await freePort(),
       await freePort(),
       await freePort(),
       await freePort(),
@@ -1125,6 +1231,24 @@ describe('Helm chart and kustomize config', () => {
       operatorNs,
       '--type=kubernetes.io/tls',
       ...['tls.crt', 'tls.key', 'ca.crt'].map((file) => `--from-file=${file}=${join(tlsDir, file)}`),
+    ]);
+    // The SSH host key in a Secret too: with every key given, the chart renders no hook (it could
+    // not run here: no kubelet). The edge process reads the file where the pod would mount it.
+    const sshKeyDir = join(scratch, 'ssh-host-key');
+    mkdirSync(sshKeyDir, { recursive: true });
+    writeFileSync(
+      join(sshKeyDir, 'ssh_host_ecdsa_key'),
+      generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'sec1', format: 'pem' }),
+      { mode: 0o600 },
+    );
+    await kubectl([
+      'create',
+      'secret',
+      'generic',
+      'chart-ssh-host-key',
+      '-n',
+      operatorNs,
+      `--from-file=ssh_host_ecdsa_key=${join(sshKeyDir, 'ssh_host_ecdsa_key')}`,
     ]);
     await kubectl([
       'create',
@@ -1159,12 +1283,14 @@ describe('Helm chart and kustomize config', () => {
         `edge.apiUrl=${t.baseUrl}`,
         'edge.edgeKey.existingSecret=chart-edge-key',
         'edge.tunnelCertificate.existingSecret=chart-tunnel-tls',
+        'edge.sshHostKey.existingSecret=chart-ssh-host-key',
         `edge.tunnelNames[0]=${tunnelName}`,
         `edge.tunnel.containerPort=${tunnelPort}`,
         `edge.tunnel.service.port=${tunnelPort}`,
         `edge.tls.containerPort=${tlsPort}`,
         `edge.ssh.containerPort=${sshPort}`,
         `edge.metrics.port=${edgeMetricsPort}`,
+        `edge.relay.containerPort=${relayPort}`,
       ].flatMap((value) => ['--set', value]),
     ]);
     installed.set(operatorRelease, operatorNs);
@@ -1227,8 +1353,12 @@ describe('Helm chart and kustomize config', () => {
     ]);
     const edgeArgs = (edgeContainer?.args ?? []).map((arg) => {
       if (arg === '--data-dir=/data') return `--data-dir=${join(scratch, 'edge-data')}`;
-      return arg.replace('/etc/edgeward/tunnel-tls/', `${tlsDir}/`);
+      return arg
+        .replace('/etc/edgeward/tunnel-tls/', `${tlsDir}/`)
+        .replace('/etc/edgeward/ssh-host-key/', `${sshKeyDir}/`)
+        .replace('$(POD_IP)', '127.0.0.1'); // as the kubelet expands it from the downward API
     });
+    expect(edgeArgs).toContain(`--advertise-relay-addr=127.0.0.1:${relayPort}`);
     edgeProcess = spawnCli(edgeArgs, {
       EDGEWARD_EDGE_KEY: Buffer.from(keySecret?.data[keyRef?.key ?? ''] ?? '', 'base64').toString(),
     });

@@ -87,6 +87,50 @@ async function onePodReady(namespace: string, selector: string, timeoutMs = 120_
   );
 }
 
+/** Every pod of a selector, once there are exactly `count` and all are Ready. */
+async function podsReady(
+  namespace: string,
+  selector: string,
+  count: number,
+  timeoutMs = 120_000,
+): Promise<Pod[]> {
+  return await waitFor(
+    async () => {
+      const pods = await podsOf(namespace, selector);
+      return pods.length === count && pods.every(ready) ? pods : undefined;
+    },
+    { what: `${count} Ready pods of ${selector}`, timeoutMs, intervalMs: 500 },
+  );
+}
+
+/**
+ * Sends one request after another through `send` while `disrupt` runs, and then for `settleMs`
+ * more: how many were sent, and how many failed (`send` gave no answer).
+ */
+async function underLoad(
+  send: () => Promise<string | undefined>,
+  disrupt: () => Promise<void>,
+  settleMs = 3_000,
+): Promise<{ sent: number; failed: number }> {
+  let sent = 0;
+  let failed = 0;
+  let stop = false;
+  const loop = (async () => {
+    while (!stop) {
+      sent++;
+      if ((await send()) === undefined) failed++;
+    }
+  })();
+  try {
+    await disrupt();
+    await new Promise((resolve) => setTimeout(resolve, settleMs));
+  } finally {
+    stop = true;
+    await loop;
+  }
+  return { sent, failed };
+}
+
 /** What the operator, the edge and the objects say, for a wait that timed out. */
 async function diagnose(): Promise<string> {
   const say = async (args: string[]) => {
@@ -256,8 +300,10 @@ describeUnless(why, 'a node that runs pods', () => {
     ]);
     log(`helm install --wait: ${Math.round((Date.now() - started) / 1000)} s`);
 
+    // Two edges (the chart's default), one server, one operator.
+    const edges = await podsReady(SYSTEM_NS, component('edge'), 2);
     for (const name of ['server', 'edge', 'operator']) {
-      const pod = await onePodReady(SYSTEM_NS, component(name));
+      const pod = name === 'edge' ? (edges[0] as Pod) : await onePodReady(SYSTEM_NS, component(name));
       const status = await kubectl([
         'exec',
         '-n',
@@ -322,14 +368,16 @@ describeUnless(why, 'a node that runs pods', () => {
   });
 
   let edgePort = 0;
-  let edgePodIp = '';
+  // A ClusterIP Service over the edge pods for the TCP edge's port (the chart's public Service
+  // carries the tunnel, tls and ssh ports only): kube-proxy sends each request to a Ready edge.
+  let edgeServiceIp = '';
   const curlEcho = async () => {
     try {
       const { stdout } = await run('curl', [
         '-sS',
         '--max-time',
         '5',
-        `http://${edgePodIp}:${edgePort}${ECHO_PATH}?from=host`,
+        `http://${edgeServiceIp}:${edgePort}${ECHO_PATH}?from=host`,
       ]);
       return stdout;
     } catch {
@@ -410,7 +458,23 @@ describeUnless(why, 'a node that runs pods', () => {
         credentialRef: { name: 'echo-agent' },
       }),
     ]);
-    edgePodIp = (await onePodReady(SYSTEM_NS, component('edge'))).status.podIP as string;
+    await apply([
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'edge-tcp', namespace: SYSTEM_NS },
+        spec: {
+          selector: {
+            'app.kubernetes.io/instance': RELEASE,
+            'app.kubernetes.io/component': 'edge',
+          },
+          ports: [{ name: 'echo', port: edgePort, targetPort: edgePort }],
+        },
+      },
+    ]);
+    edgeServiceIp = (
+      await getJson<{ spec: { clusterIP: string } }>(['get', 'service', '-n', SYSTEM_NS, 'edge-tcp'])
+    ).spec.clusterIP;
     const first = await onePodReady(WORK_NS, 'app=echo');
     const answer = await diagnosed(
       waitFor(answered, {
@@ -531,6 +595,81 @@ describeUnless(why, 'a node that runs pods', () => {
     );
     expect(again).toBe(`pod=${workload.metadata.name} method=GET uri=${ECHO_PATH}?from=host\n`);
   });
+
+  it('fails no request while the edges roll and while the operator leader pod is deleted', async () => {
+    // Two operator replicas (the chart's default; one until now for the crash test above).
+    await helm([
+      'upgrade',
+      RELEASE,
+      CHART,
+      '--namespace',
+      SYSTEM_NS,
+      '--reuse-values',
+      '--set',
+      'operator.replicas=2',
+      '--wait',
+      '--timeout',
+      '5m',
+    ]);
+    await podsReady(SYSTEM_NS, component('operator'), 2);
+    const edgesBefore = (await podsReady(SYSTEM_NS, component('edge'), 2)).map((pod) => pod.metadata.uid);
+    // Both edges carry the Tunnel (agents on each, or the relay): every request answers.
+    await diagnosed(
+      waitFor(
+        async () => {
+          for (let i = 0; i < 10; i++) if ((await answered()) === undefined) return undefined;
+          return true;
+        },
+        { what: 'ten answers in a row through the edges', timeoutMs: 90_000, intervalMs: 500 },
+      ),
+    );
+
+    // A rolling restart of the edges: each drains (readyz fails, endpoints drop it, GOAWAY to agents).
+    const rollout = await underLoad(answered, async () => {
+      await kubectl(['rollout', 'restart', '-n', SYSTEM_NS, `deployment/${PREFIX}-edge`]);
+      await kubectl(['rollout', 'status', '-n', SYSTEM_NS, `deployment/${PREFIX}-edge`, '--timeout=5m']);
+    });
+    log(`edge rollout restart: ${rollout.sent} requests sent, ${rollout.failed} failed`);
+    const edgesAfter = (await podsReady(SYSTEM_NS, component('edge'), 2)).map((pod) => pod.metadata.uid);
+    expect(edgesAfter.filter((uid) => edgesBefore.includes(uid))).toEqual([]);
+    expect(rollout.sent).toBeGreaterThan(20);
+    expect(rollout.failed).toBe(0);
+
+    // The leader: the Lease's holder (identity `<pod name>_<uuid>`). Its replacement takes the
+    // Lease; the other replica's agents carry the Tunnel meanwhile.
+    const lease = await getJson<{ spec: { holderIdentity?: string } }>([
+      'get',
+      'lease',
+      '-n',
+      SYSTEM_NS,
+      'edgeward-operator',
+    ]);
+    const leader = lease.spec.holderIdentity?.split('_')[0] ?? '';
+    const operators = await podsOf(SYSTEM_NS, component('operator'));
+    expect(operators.map((pod) => pod.metadata.name)).toContain(leader);
+    const leaderLoss = await underLoad(answered, async () => {
+      await kubectl(['delete', 'pod', '-n', SYSTEM_NS, leader, '--wait=true']);
+      await podsReady(SYSTEM_NS, component('operator'), 2);
+      await waitFor(
+        async () => {
+          const holder = (
+            await getJson<{ spec: { holderIdentity?: string } }>([
+              'get',
+              'lease',
+              '-n',
+              SYSTEM_NS,
+              'edgeward-operator',
+            ])
+          ).spec.holderIdentity;
+          return holder && !holder.startsWith(`${leader}_`) ? holder : undefined;
+        },
+        { what: 'another replica to hold the leader Lease', timeoutMs: 60_000, intervalMs: 500 },
+      );
+    });
+    log(`operator leader deleted: ${leaderLoss.sent} requests sent, ${leaderLoss.failed} failed`);
+    expect(leaderLoss.sent).toBeGreaterThan(20);
+    expect(leaderLoss.failed).toBe(0);
+  }, 600_000);
 
   it('puts the host back as it was after a crash: the next start removes what the killed node left', async () => {
     const node = cluster as NodeCluster;

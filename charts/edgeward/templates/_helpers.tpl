@@ -172,12 +172,26 @@ this chart generates (only next to the server it makes: a server elsewhere has i
 {{- end }}
 {{- end }}
 
+{{/*
+The tunnel certificate Secret (tls.crt, tls.key) every edge pod serves: the user's, or the one the
+generate-keys hook makes once (self-signed for edge.tunnelNames). One for all pods: agents trust it
+whichever pod they reach.
+*/}}
+{{- define "edgeward.edge.tunnelSecretName" -}}
+{{- default (printf "%s-tunnel-tls" (include "edgeward.edge.fullname" .)) .Values.edge.tunnelCertificate.existingSecret }}
+{{- end }}
+
+{{/* The SSH host key Secret every edge pod presents: the user's, or the one the hook makes once. */}}
+{{- define "edgeward.edge.sshHostKeySecretName" -}}
+{{- default (printf "%s-ssh-host-key" (include "edgeward.edge.fullname" .)) .Values.edge.sshHostKey.existingSecret }}
+{{- end }}
+
 {{/* Secret holding the CA of --edge-ca: operator.edge.ca, else the edges' tunnel certificate Secret; empty: none. */}}
 {{- define "edgeward.operator.edgeCaSecretName" -}}
 {{- if .Values.operator.edge.ca.existingSecret }}
 {{- .Values.operator.edge.ca.existingSecret }}
-{{- else if and .Values.edge.enabled .Values.edge.tunnelCertificate.existingSecret }}
-{{- .Values.edge.tunnelCertificate.existingSecret }}
+{{- else if .Values.edge.enabled }}
+{{- include "edgeward.edge.tunnelSecretName" . }}
 {{- end }}
 {{- end }}
 
@@ -191,6 +205,9 @@ self-signed certificate is its own CA). `helm template` sees no cluster: tls.crt
 {{- .Values.operator.edge.ca.key }}
 {{- else if .Values.edge.tunnelCertificate.caKey }}
 {{- .Values.edge.tunnelCertificate.caKey }}
+{{- else if not .Values.edge.tunnelCertificate.existingSecret }}
+{{- /* The generated certificate is self-signed: its own CA. */ -}}
+{{- "tls.crt" }}
 {{- else }}
 {{- $secret := lookup "v1" "Secret" .Release.Namespace .Values.edge.tunnelCertificate.existingSecret }}
 {{- if and $secret $secret.data (index $secret.data "ca.crt") }}
@@ -201,11 +218,11 @@ self-signed certificate is its own CA). `helm template` sees no cluster: tls.crt
 {{- end }}
 {{- end }}
 
-{{/* --edge-server-name: operator.edge.serverName, or with the tunnel certificate Secret the first tunnel name. */}}
+{{/* --edge-server-name: operator.edge.serverName, or with the edges' tunnel certificate the first tunnel name. */}}
 {{- define "edgeward.operator.edgeServerName" -}}
 {{- if .Values.operator.edge.serverName }}
 {{- .Values.operator.edge.serverName }}
-{{- else if and .Values.edge.enabled .Values.edge.tunnelCertificate.existingSecret (not .Values.operator.edge.ca.existingSecret) }}
+{{- else if and .Values.edge.enabled (not .Values.operator.edge.ca.existingSecret) }}
 {{- first (include "edgeward.edge.tunnelNames" . | fromJsonArray) }}
 {{- end }}
 {{- end }}

@@ -14,6 +14,19 @@ export interface GeneratedKey {
 
 export type KeyOutcome = 'created' | 'added' | 'kept';
 
+/**
+ * Material made of several data keys that only make sense together (a certificate and its private
+ * key): generated whole when any of `keys` is missing, never changed once all are there.
+ */
+export interface GeneratedMaterial {
+  name: string;
+  /** Secret type when this creates the Secret (e.g. kubernetes.io/tls). */
+  type: string;
+  keys: string[];
+  /** The data keys' values, in plain text. */
+  generate: () => Promise<Record<string, string>>;
+}
+
 interface SecretObject {
   metadata: {
     name: string;
@@ -40,27 +53,54 @@ export async function ensureGeneratedKeys(
   labels: Record<string, string>,
 ): Promise<Array<GeneratedKey & { outcome: KeyOutcome }>> {
   const outcomes: Array<GeneratedKey & { outcome: KeyOutcome }> = [];
-  for (const key of keys) outcomes.push({ ...key, outcome: await ensureKey(kube, namespace, key, labels) });
+  for (const key of keys) {
+    const material: GeneratedMaterial = {
+      name: key.name,
+      type: 'Opaque',
+      keys: [key.key],
+      // 256 random bits, as the server's own tokens.
+      generate: async () => ({ [key.key]: `${key.prefix}${randomBytes(32).toString('base64url')}` }),
+    };
+    outcomes.push({ ...key, outcome: await ensureMaterial(kube, namespace, material, labels) });
+  }
   return outcomes;
 }
 
-async function ensureKey(
+/** The same guarantees as ensureGeneratedKeys, for multi-key material (see GeneratedMaterial). */
+export async function ensureGeneratedMaterial(
   kube: KubeApi,
   namespace: string,
-  { name, key, prefix }: GeneratedKey,
+  materials: GeneratedMaterial[],
+  labels: Record<string, string>,
+): Promise<Array<{ name: string; keys: string[]; outcome: KeyOutcome }>> {
+  const outcomes: Array<{ name: string; keys: string[]; outcome: KeyOutcome }> = [];
+  for (const material of materials) {
+    const outcome = await ensureMaterial(kube, namespace, material, labels);
+    outcomes.push({ name: material.name, keys: material.keys, outcome });
+  }
+  return outcomes;
+}
+
+async function ensureMaterial(
+  kube: KubeApi,
+  namespace: string,
+  { name, type, keys, generate }: GeneratedMaterial,
   labels: Record<string, string>,
 ): Promise<KeyOutcome> {
   const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
-  // 256 random bits, as the server's own tokens.
-  const value = () => Buffer.from(`${prefix}${randomBytes(32).toString('base64url')}`).toString('base64');
+  const key = keys.join(',');
+  const value = async () =>
+    Object.fromEntries(
+      Object.entries(await generate()).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+    );
   for (let attempt = 1; ; attempt++) {
     try {
       const existing = await readSecret(kube, `${path}/${encodeURIComponent(name)}`);
       if (!existing) {
         const secret: SecretObject = {
           metadata: { name, namespace, labels },
-          type: 'Opaque',
-          data: { [key]: value() },
+          type,
+          data: await value(),
         };
         await kube.request('POST', path, { body: { apiVersion: 'v1', kind: 'Secret', ...secret } });
         return 'created';
@@ -70,7 +110,8 @@ async function ensureKey(
       // would delete it (and the key with it) unless Helm is told to keep it.
       const keep =
         annotations[HELM_RELEASE_ANNOTATION] !== undefined && annotations[HELM_POLICY_ANNOTATION] !== 'keep';
-      const has = Boolean(existing.data?.[key]);
+      // All or nothing: a certificate whose key is gone is useless, so both are made again.
+      const has = keys.every((k) => Boolean(existing.data?.[k]));
       if (has && !keep) return 'kept';
       // resourceVersion in the body: a concurrent writer makes this a 409, and the loop reads again.
       const updated: SecretObject = {
@@ -78,7 +119,7 @@ async function ensureKey(
         metadata: keep
           ? { ...existing.metadata, annotations: { ...annotations, [HELM_POLICY_ANNOTATION]: 'keep' } }
           : existing.metadata,
-        data: has ? existing.data : { ...existing.data, [key]: value() },
+        data: has ? existing.data : { ...existing.data, ...(await value()) },
       };
       await kube.request('PUT', `${path}/${encodeURIComponent(name)}`, { body: updated });
       return has ? 'kept' : 'added';
