@@ -28,7 +28,7 @@ function parseLabel(arg: string): [string, string] {
 export const ensureKeysCommand = defineCommand({
   name: 'ensure-keys',
   summary: "make generated keys exist once in Kubernetes Secrets (the chart's hook)",
-  usage: '--secret NAME/KEY=PREFIX [--secret ...] [--tls-secret NAME --tls-name N ...] [flags]',
+  usage: '--secret NAME/KEY=PREFIX [--secret ...] [--tls-secret NAME ...] [flags]',
   description: `Makes each key exist once in a Kubernetes Secret: creates the Secret, or adds the key, with
 PREFIX and 256 random bits; a key already there is never changed. The Helm chart runs it in a
 pre-install/pre-upgrade hook Job, so the chart itself renders no random value (helm template
