@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sshTunnelArgs } from '../support/admin-api.js';
-import { waitFor } from '../support/eventually.js';
+import { until as waitUntil } from '../support/eventually.js';
 import { HaCluster } from '../support/ha-cluster.js';
 import { HAPROXY } from '../support/haproxy.js';
 import { curlHttps } from '../support/https-curl.js';
@@ -28,21 +28,8 @@ let cluster: HaCluster;
 let ssh: OpenSshWorkspace;
 const sshClients: ChildProcess[] = [];
 
-async function until<T>(
-  what: string,
-  probe: () => Promise<T>,
-  ok: (value: T) => boolean,
-  timeoutMs = 20_000,
-) {
-  let last: T | undefined;
-  const { value } = await waitFor(
-    async () => {
-      last = await probe();
-      return ok(last) && { value: last };
-    },
-    { what, timeoutMs, intervalMs: 200, detail: () => `last: ${JSON.stringify(last)}` },
-  );
-  return value;
+function until<T>(what: string, probe: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 20_000) {
+  return waitUntil(what, probe, ok, { timeoutMs, intervalMs: 200 });
 }
 
 describeUnless(haproxyMissing, 'several edges behind HAProxy', () => {

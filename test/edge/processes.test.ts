@@ -10,7 +10,7 @@ import { fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sshTunnelArgs } from '../support/admin-api.js';
 import { type CliProcess, spawnCli } from '../support/cli-process.js';
-import { waitFor } from '../support/eventually.js';
+import { until } from '../support/eventually.js';
 import { OpenSshWorkspace } from '../support/openssh.js';
 
 /**
@@ -126,22 +126,6 @@ async function sessions(): Promise<Array<Record<string, unknown>>> {
   return (await api('GET', '/tunnel_sessions')).tunnel_sessions as Array<Record<string, unknown>>;
 }
 
-async function until<T>(
-  what: string,
-  probe: () => Promise<T>,
-  ok: (value: T) => boolean,
-  timeoutMs = 10_000,
-) {
-  let last: T | undefined;
-  return waitFor(
-    async () => {
-      last = await probe();
-      return ok(last) && { value: last };
-    },
-    { what, timeoutMs, intervalMs: 100, detail: () => `last: ${JSON.stringify(last)}` },
-  ).then(({ value }) => value);
-}
-
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'edgeward-processes-'));
   ssh = new OpenSshWorkspace();
@@ -207,7 +191,7 @@ describe('edgeward as processes', () => {
       'the killed agent’s session gone from the API',
       sessions,
       (list) => !list.some((s) => s.id === first.sessionId),
-      5000,
+      { timeoutMs: 5000 },
     );
     expect(Date.now() - killedAt).toBeLessThan(5000);
     for (let i = 0; i < 4; i++) expect(await curl(port)).toBe('two');
@@ -298,7 +282,7 @@ describe('edgeward as processes', () => {
       sessions,
       (current) =>
         current.some((s) => s.id === after.sessionId) && !current.some((s) => s.id === before.sessionId),
-      20_000,
+      { timeoutMs: 20_000 },
     );
     expect(list.some((s) => s.id === before.sessionId)).toBe(false);
     expect(readFileSync(join(edgeDir, 'tunnel.crt'), 'utf8')).toContain('BEGIN CERTIFICATE');

@@ -63,3 +63,24 @@ export async function eventually<T>(
   });
   return last;
 }
+
+/**
+ * Probes until `ok` holds and returns that value; on timeout the error names `what` and shows the
+ * last value seen.
+ */
+export async function until<T>(
+  what: string,
+  probe: () => Promise<T>,
+  ok: (value: T) => boolean,
+  { timeoutMs = 10_000, intervalMs = 100 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  let last: T | undefined;
+  const { value } = await waitFor(
+    async () => {
+      last = await probe();
+      return ok(last) && { value: last };
+    },
+    { what, timeoutMs, intervalMs, detail: () => `last: ${JSON.stringify(last)}` },
+  );
+  return value;
+}

@@ -11,6 +11,7 @@ import type net from 'node:net';
 import { type Duplex, pipeline, type Readable } from 'node:stream';
 import tls from 'node:tls';
 import type { Logger } from 'pino';
+import { InFlight } from '../../lib/in-flight.js';
 import type { Certificate } from '../edge-certificates.js';
 import type { EdgeMetrics } from '../edge-metrics.js';
 import type { TlsVersion } from '../listeners/tls-listener.js';
@@ -82,8 +83,7 @@ export class HttpsFront {
   readonly #upstreams: UpstreamAgents;
   readonly #limits: HttpsClientLimits;
   /** Requests being answered now (upgraded connections are not requests: a drain does not wait for them). */
-  #inFlight = 0;
-  readonly #idle = new Set<() => void>();
+  readonly #inFlight = new InFlight();
   readonly #sessions = new Set<ServerHttp2Session>();
   #draining = false;
 
@@ -110,8 +110,7 @@ export class HttpsFront {
   drain(): Promise<void> {
     this.#draining = true;
     for (const session of this.#sessions) session.close();
-    if (this.#inFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idle.add(resolve));
+    return this.#inFlight.idle();
   }
 
   /** Closes every idle upstream connection and stops the servers' timeout checks (the edge is stopping). */
@@ -215,12 +214,7 @@ export class HttpsFront {
   }
 
   #onRequest(request: AnyRequest, response: AnyResponse): void {
-    this.#inFlight++;
-    response.once('close', () => {
-      if (--this.#inFlight > 0) return;
-      for (const resolve of this.#idle) resolve();
-      this.#idle.clear();
-    });
+    response.once('close', this.#inFlight.begin());
     if (this.#draining && !(response instanceof http2.Http2ServerResponse)) response.shouldKeepAlive = false;
     const incoming: IncomingRequest = {
       method: request.method ?? 'GET',

@@ -6,6 +6,7 @@ import http2, {
 } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { pipeline } from 'node:stream';
+import { InFlight } from '../../lib/in-flight.js';
 import { TUNNEL_WINDOW_BYTES } from '../../schemas/tunnel-protocol.js';
 import type { TunnelSession } from '../routing/tunnel-session.js';
 import { RELAY_PATH, RelayHeader } from './relay-protocol.js';
@@ -30,8 +31,7 @@ export class RelayEndpoint {
   readonly #server: Http2SecureServer;
   readonly #sessions = new Set<ServerHttp2Session>();
   /** Connections being carried for other edges: a drain waits for them as for its own. */
-  #carrying = 0;
-  readonly #idle = new Set<() => void>();
+  readonly #carrying = new InFlight();
 
   constructor(private readonly options: RelayEndpointOptions) {
     this.#server = http2.createSecureServer({
@@ -63,8 +63,7 @@ export class RelayEndpoint {
 
   /** Resolves once no relayed connection is being carried. */
   drained(): Promise<void> {
-    if (this.#carrying === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#idle.add(resolve));
+    return this.#carrying.idle();
   }
 
   /**
@@ -100,13 +99,11 @@ export class RelayEndpoint {
           return;
         }
         this.options.onRelayed?.('carried');
-        this.#carrying++;
+        const carried = this.#carrying.begin();
         stream.respond({ ':status': 200 });
         pipeline(stream, upstream, stream, () => {
           upstream.destroy();
-          if (--this.#carrying > 0) return;
-          for (const resolve of this.#idle) resolve();
-          this.#idle.clear();
+          carried();
         });
       },
       () => {
