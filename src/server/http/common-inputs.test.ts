@@ -26,13 +26,17 @@ const queries: unknown[] = [
 const params: unknown[] = [{ id: 'ipp_2abc' }, { id: '' }, { id: 5 }, {}, { id: 'a', other: 'b' }, null];
 
 // A collection's list query with a filter, built as its list route builds it.
-const filteredQuery = listQueryOf<'ip_policy_rules'>([
+const filteredQuery = listQueryOf<'ip_policy_rules'>('ipr', [
   { param: 'ip_policy_id', column: 'ip_policy_id', description: 'only the rules of this IP policy' },
 ]);
 const filteredQueries: unknown[] = [
   ...queries,
   { ip_policy_id: 'ipp_2abc' },
   { limit: '5', ip_policy_id: 'ipp_2abc', before_id: 'ipr_1' },
+  { before_id: 'ipr_' },
+  { before_id: 'ipr_a-b' },
+  { before_id: 'ipr_2abc\n' },
+  { before_id: 'xipr_2abc' },
   { ip_policy_id: '' },
   { ip_policy_id: ['a', 'b'] },
   { ip_policy_id: 'ipp_2abc', other: 'x' },
@@ -58,8 +62,10 @@ describe('the precompiled checks of ids and paging', () => {
   });
 
   it('covers every list route, filtered or not', () => {
-    expect(listQueryOf([])).toBe(listQuery);
+    expect(quickParserOf(listQueryOf('ipp'))).toBeDefined();
     expect(quickParserOf(filteredQuery)).toBeDefined();
+    // A cursor of another list is left to zod, which refuses it.
+    expect(quickParserOf(filteredQuery)?.({ before_id: 'ipp_1' })).toBeUndefined();
     // Filtered inputs reach the handler parsed, not left to zod.
     expect(quickParserOf(filteredQuery)?.({ ip_policy_id: 'ipp_1', limit: '3' })).toStrictEqual({
       limit: 3,

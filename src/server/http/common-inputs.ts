@@ -24,9 +24,10 @@ const MAX_LIMIT = 100;
 
 /**
  * The list query of a collection whose filters are `filterParams` (each an optional non-empty
- * string, as `listQueryOf` in collection-reads.ts declares them).
+ * string, as `listQueryOf` in collection-reads.ts declares them) and whose `before_id` matches
+ * `cursor` (any non-empty string without one).
  */
-export function quickListQueryWith(filterParams: readonly string[]): QuickParse {
+export function quickListQueryWith(filterParams: readonly string[], cursor?: RegExp): QuickParse {
   // Every member but `limit` is an optional non-empty string.
   const optionalStrings = ['before_id', ...filterParams];
   const known = new Set(['limit', ...optionalStrings]);
@@ -45,6 +46,7 @@ export function quickListQueryWith(filterParams: readonly string[]): QuickParse 
       const member = given[name];
       if (member === undefined) continue;
       if (typeof member !== 'string' || member.length === 0) return undefined;
+      if (name === 'before_id' && cursor && !cursor.test(member)) return undefined;
       parsed[name] = member;
     }
     return parsed as ListQuery;

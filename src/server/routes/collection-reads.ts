@@ -5,7 +5,7 @@ import { quickListQueryWith, registerQuickParser } from '../http/common-inputs.j
 import type { RequestContext } from '../http/context.js';
 import { listResponse } from '../http/list-response.js';
 import { defineRoute } from '../http/route.js';
-import { listCursor } from '../store/paging.js';
+import { cursorOfList } from '../store/paging.js';
 import { type ColumnEquals, deleteRow, fetchRowsPage, type Row, type TableWithId } from '../store/rows.js';
 import type { Collection, ListFilter } from './collection.js';
 import { requireVisibleRow } from './visible-row.js';
@@ -44,22 +44,35 @@ export function defineCollectionReads<T extends TableWithId, Item extends z.ZodT
 }
 
 /**
- * The list query of a collection: paging plus its filters, each an optional non-empty string.
+ * The list query of a collection whose ids are `<idPrefix>_…`: paging, with `before_id` one of its
+ * ids (the document says which: paging.ts), plus its filters, each an optional non-empty string.
  * Typed as the paging query alone: the handler reads the filters by name from `filters`.
  */
 export function listQueryOf<T extends TableWithId>(
-  filters: readonly ListFilter<T>[] | undefined,
+  idPrefix: string,
+  filters: readonly ListFilter<T>[] = [],
 ): typeof listQuery {
-  if (!filters || filters.length === 0) return listQuery;
-  const extended = listQuery.extend(
-    Object.fromEntries(
+  const cursor = cursorOfList(idPrefix);
+  const extended = listQuery.extend({
+    before_id: z
+      .string()
+      .regex(cursor.pattern, cursor.message)
+      .optional()
+      .meta({ description: `return items created before this id (${idPrefix}_…)` }),
+    ...Object.fromEntries(
       filters.map((filter) => [
         filter.param,
         z.string().min(1).optional().meta({ description: filter.description }),
       ]),
     ),
+  });
+  registerQuickParser(
+    extended,
+    quickListQueryWith(
+      filters.map((filter) => filter.param),
+      cursor.pattern,
+    ),
   );
-  registerQuickParser(extended, quickListQueryWith(filters.map((filter) => filter.param)));
   return extended as unknown as typeof listQuery;
 }
 
@@ -78,7 +91,7 @@ export function defineListRoute<T extends TableWithId, Item extends z.ZodType, L
       route.summary ??
       `List ${collection.kind} resources, newest first${ownerColumn ? ': all of them for admins, the caller’s own otherwise' : ''}`,
     tag: collection.tag,
-    query: listQueryOf(filters),
+    query: listQueryOf(collection.idPrefix, filters),
     status: 200,
     response: collection.list,
     handler: async ({ query, ctx }) => {
@@ -93,7 +106,7 @@ export function defineListRoute<T extends TableWithId, Item extends z.ZodType, L
       }
       const page = await fetchRowsPage(ctx.db, collection.table, where, {
         limit: query.limit,
-        beforeId: listCursor(query.before_id, collection.idPrefix),
+        beforeId: query.before_id,
       });
       const items = collection.toWireMany
         ? await collection.toWireMany(page.rows, ctx)

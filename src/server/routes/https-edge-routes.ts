@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import { newId } from '../../crypto/ids.js';
-import { listQuery } from '../../schemas/common.js';
 import {
   type HttpsEdgeRoute,
   httpsEdgeRoute,
@@ -26,8 +25,9 @@ import { recordEvent } from '../events/outbox.js';
 import type { RequestContext } from '../http/context.js';
 import { listResponse } from '../http/list-response.js';
 import { defineRoute } from '../http/route.js';
-import { fetchPage, listCursor } from '../store/paging.js';
+import { fetchPage } from '../store/paging.js';
 import { deleteRow, insertRow, type Row, requireRow, updateRow } from '../store/rows.js';
+import { listQueryOf } from './collection-reads.js';
 import { newDescribedRow } from './described-row.js';
 import { defineModuleRoutes } from './edge-module-routes.js';
 
@@ -213,7 +213,7 @@ export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> 
     summary: 'List the routes of an HTTPS edge, newest first',
     tag: TAG,
     params: httpsEdgeRoutesParams,
-    query: listQuery,
+    query: listQueryOf(ID_PREFIX),
     status: 200,
     response: httpsEdgeRouteList,
     handler: async ({ params, query, ctx }) => {
@@ -223,7 +223,7 @@ export async function httpsEdgeRouteRoutes(app: FastifyInstance): Promise<void> 
         'id',
         {
           limit: query.limit,
-          beforeId: listCursor(query.before_id, ID_PREFIX),
+          beforeId: query.before_id,
         },
       );
       return listResponse(ctx, 'routes', routesPath(edge.id), query, page, (row) =>

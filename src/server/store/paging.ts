@@ -1,5 +1,4 @@
 import type { SelectQueryBuilder } from 'kysely';
-import { badRequest } from '../errors/api-error.js';
 import type { Database } from './tables.js';
 
 export interface PageRequest {
@@ -13,21 +12,17 @@ export interface Page<Row> {
   nextBeforeId: string | null;
 }
 
-const BASE62 = /^[0-9A-Za-z]+$/;
-
 /**
- * `before_id` checked as a cursor of the list whose ids are `<idPrefix>_` and base62 characters.
+ * What a `before_id` of the list whose ids are `<idPrefix>_` and base62 characters must look like.
  * Any such string is a place in the list's order (the item may since have been deleted); anything
  * else sorts before or after every id and would answer an empty or a whole page as if that were
- * the list, so it is a 400 naming the parameter.
+ * the list, so the list's query schema refuses it: a 400 naming the parameter.
  */
-export function listCursor(beforeId: string | undefined, idPrefix: string): string | undefined {
-  if (beforeId === undefined) return undefined;
-  const prefix = `${idPrefix}_`;
-  if (!beforeId.startsWith(prefix) || !BASE62.test(beforeId.slice(prefix.length))) {
-    throw badRequest(`before_id: must be an id of this list (${prefix} and letters or digits)`);
-  }
-  return beforeId;
+export function cursorOfList(idPrefix: string): { pattern: RegExp; message: string } {
+  return {
+    pattern: new RegExp(`^${idPrefix}_[0-9A-Za-z]+$`),
+    message: `must be an id of this list (${idPrefix}_ and letters or digits)`,
+  };
 }
 
 /**
