@@ -10,23 +10,34 @@
 //   replica-kill  two `edgeward server` replicas on PostgreSQL, the edges naming both: SIGKILL of
 //                 the replica holding the feeds, then a configuration change through the survivor
 //                 (skipped, with the reason, without PostgreSQL binaries)
-// Not here: SIGKILL of the operator's leader while Tunnels carry traffic needs a cluster; it is
-// measured by test/kubernetes/operator-tunnels-ha.test.ts (printed as [tunnels-ha]).
+//   operator-kill two `edgeward operator` replicas (leader election, default timings) on a throwaway
+//                 kube-apiserver + etcd (`npm run tools` builds them), each running the agents of two
+//                 Tunnels (HTTPS and TCP) on every edge: SIGKILL of the leader
 // Env knobs (defaults in brackets):
 //   BENCH_PARALLEL [4]     client loops, each one request at a time
 //   BENCH_SETTLE_MS [3000] load before the fault and after recovery
-//   BENCH_SCENARIOS [edge-kill,rolling,replica-kill]
-// Each line reports requests sent and failed, the failures among requests in flight at the fault,
-// and "recovered": from the fault to the end of the last failed request (0 when none failed).
-import { loadavg } from 'node:os';
+//   BENCH_STREAMS [3]      long TCP stream loops (through a TCP edge to an echo service; in
+//                          step, round robin puts one on every edge)
+//   BENCH_STREAM_MS [2000] how long each stream carries data (1 KiB every 50 ms, all checked)
+//   BENCH_SCENARIOS [edge-kill,rolling,replica-kill,operator-kill]
+// Each line reports requests (then streams) sent and failed, those in flight at the fault and how
+// many of them failed, and "recovered": from the fault to the end of the last failure (0 when none).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { controlPlaneDown } from '../src/dev-cluster/control-plane.ts';
+import { freePort } from '../src/dev-cluster/free-port.ts';
 import { HaCluster } from '../test/support/ha-cluster.ts';
 import { findPostgresBinaries, startTestCluster } from '../test/support/postgres-cluster.ts';
 import { createTestDatabase } from '../test/support/postgres-database.ts';
 import { env, machineBusySeconds, sleep } from './tools/kit.mjs';
+import { clusterWithCrds, GROUP_VERSION, startChild, stopChild } from './tools/operator-kit.mjs';
 
 const parallel = Number(env('BENCH_PARALLEL', 4));
 const settleMs = Number(env('BENCH_SETTLE_MS', 3000));
-const scenarios = env('BENCH_SCENARIOS', 'edge-kill,rolling,replica-kill').split(',');
+const streamsParallel = Number(env('BENCH_STREAMS', 3));
+const streamMs = Number(env('BENCH_STREAM_MS', 2000));
+const scenarios = env('BENCH_SCENARIOS', 'edge-kill,rolling,replica-kill,operator-kill').split(',');
 const HOST = 'ha.bench.test';
 const ADMIN_KEY = 'ewk_bench_high_availability_0123456789abcd';
 const EDGES = 3;
@@ -40,32 +51,55 @@ async function waitUntil(what, check, timeoutMs = 30_000) {
   throw new Error(`timed out waiting for ${what}`);
 }
 
-/** A cluster with two agents on every edge, serving HOST. */
-async function startCluster(databaseUrl) {
-  const cluster = await HaCluster.start({
+const startEdges = (databaseUrl) =>
+  HaCluster.start({
     edges: EDGES,
     adminKey: ADMIN_KEY,
     drainDelaySeconds: 2,
     drainTimeoutSeconds: 5,
     ...(databaseUrl ? { databaseUrl } : {}),
   });
+
+/** A cluster with two agents on every edge for HOST, and two for the TCP edge's echo service. */
+async function startCluster(databaseUrl) {
+  const cluster = await startEdges(databaseUrl);
   const credential = await cluster.api('POST', '/credentials', { acl: ['bind:app=*'] });
   await cluster.httpsEdge(HOST, { app: 'web' });
-  for (const name of ['one', 'two'])
-    cluster.startAgent(String(credential.token), 'app=web', await cluster.service(name));
-  const allOnEveryEdge = async () => (await cluster.sessionsOf(String(credential.id))).length === 2 * EDGES;
-  await waitUntil('two agents on every edge', allOnEveryEdge);
+  await cluster.tcpEdge({ app: 'echo' });
+  const echo = await cluster.echoService();
+  for (const name of ['one', 'two']) {
+    cluster.startAgent(
+      String(credential.token),
+      'app=web',
+      `http://127.0.0.1:${await cluster.service(name)}`,
+    );
+    cluster.startAgent(String(credential.token), 'app=echo', `tcp://127.0.0.1:${echo}`);
+  }
+  const allOnEveryEdge = async () => (await cluster.sessionsOf(String(credential.id))).length === 4 * EDGES;
+  await waitUntil('four agents on every edge', allOnEveryEdge);
   return { cluster, allOnEveryEdge };
+}
+
+/** HTTPS requests and long TCP streams until `stop` settles; both reported under `name`. */
+async function traffic(cluster, name, stop, faultAt) {
+  const [requests, streams] = await Promise.all([
+    cluster.load(HOST, parallel, stop),
+    cluster.loop(streamsParallel, stop, () => cluster.stream(streamMs)),
+  ]);
+  report(name, requests, faultAt());
+  report(`  streams`, streams, faultAt());
 }
 
 function report(name, outcomes, faultAt) {
   const failed = outcomes.filter((outcome) => !outcome.ok);
-  const inFlight = failed.filter((outcome) => outcome.startedAt < faultAt && outcome.endedAt >= faultAt);
+  const inFlight = (list) =>
+    list.filter((outcome) => outcome.startedAt < faultAt && outcome.endedAt >= faultAt);
   const lastFailure = Math.max(faultAt, ...failed.map((outcome) => outcome.endedAt));
   const recovered = failed.length === 0 ? 0 : lastFailure - faultAt;
   console.log(
     `${name.padEnd(13)} sent ${String(outcomes.length).padStart(5)}  failed ${String(failed.length).padStart(3)}` +
-      `  (in flight at the fault ${inFlight.length})  recovered ${(recovered / 1000).toFixed(2)} s`,
+      `  (in flight at the fault ${inFlight(outcomes).length}, of them failed ${inFlight(failed).length})` +
+      `  recovered ${(recovered / 1000).toFixed(2)} s`,
   );
   for (const failure of failed.slice(0, 5)) console.log(`    ${failure.detail}`);
 }
@@ -81,7 +115,7 @@ async function edgeKill() {
       await waitUntil('the agents back on every edge', allOnEveryEdge);
       await sleep(settleMs);
     })();
-    report('edge-kill', await cluster.load(HOST, parallel, stop), faultAt);
+    await traffic(cluster, 'edge-kill', stop, () => faultAt);
   } finally {
     await cluster.stop();
   }
@@ -101,7 +135,7 @@ async function rolling() {
       }
       await sleep(settleMs);
     })();
-    report('rolling', await cluster.load(HOST, parallel, stop), faultAt);
+    await traffic(cluster, 'rolling', stop, () => faultAt);
     console.log(`    drain took ${drains.map((ms) => `${(ms / 1000).toFixed(1)} s`).join(', ')}`);
   } finally {
     await cluster.stop();
@@ -143,7 +177,7 @@ async function replicaKill() {
       changeMs = Date.now() - writtenAt;
       await sleep(settleMs);
     })();
-    report('replica-kill', await cluster.load(HOST, parallel, stop), faultAt);
+    await traffic(cluster, 'replica-kill', stop, () => faultAt);
     console.log(
       `    a change through the survivor served by every edge after ${(changeMs / 1000).toFixed(2)} s`,
     );
@@ -154,12 +188,127 @@ async function replicaKill() {
   }
 }
 
+/** `edgeward operator` replica `name` watching `namespace`, its agents dialing the load balancer. */
+async function startOperator(name, cluster, kube, namespace) {
+  const metricsPort = await freePort();
+  const operator = startChild(
+    name,
+    [
+      'operator',
+      '--api-url',
+      cluster.apiUrl,
+      '--watch-namespaces',
+      namespace,
+      '--metrics-addr',
+      `127.0.0.1:${metricsPort}`,
+      '--probe-addr',
+      'off',
+      '--edge-addr',
+      `127.0.0.1:${cluster.lb.tunnel}`,
+      '--edge-ca',
+      join(cluster.dataDir, 'edge', 'tunnel.crt'),
+      '--edge-server-name',
+      'localhost',
+      '--leader-elect',
+      '--leader-election-namespace',
+      namespace,
+    ],
+    { KUBECONFIG: kube.cluster.kubeconfigPath, EDGEWARD_API_KEY: ADMIN_KEY },
+  );
+  const leading = async () => {
+    const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    return /^edgeward_operator_leader 1$/m.test(text);
+  };
+  return { ...operator, leading };
+}
+
+async function operatorKill() {
+  const dir = mkdtempSync(join(tmpdir(), 'edgeward-bench-ha-kube-'));
+  const operators = [];
+  let cluster;
+  try {
+    const kube = await clusterWithCrds(dir, (line) => console.error(`[kube] ${line}`));
+    const namespace = 'bench-ha';
+    await kube.kubectl(['create', 'namespace', namespace]);
+    cluster = await startEdges();
+    await cluster.httpsEdge(HOST, { app: 'web' });
+    await cluster.tcpEdge({ app: 'echo' });
+    const web = await cluster.service('operator');
+    const echo = await cluster.echoService();
+    const object = (kind, name, spec) => ({
+      apiVersion: GROUP_VERSION,
+      kind,
+      metadata: { name, namespace },
+      spec,
+    });
+    await kube.kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [
+          object('TunnelCredential', 'agents', { acl: ['bind:app=*'] }),
+          object('Tunnel', 'web', {
+            labels: { app: 'web' },
+            forward: { url: `http://127.0.0.1:${web}` },
+            credentialRef: { name: 'agents' },
+          }),
+          object('Tunnel', 'echo', {
+            labels: { app: 'echo' },
+            forward: { url: `tcp://127.0.0.1:${echo}` },
+            credentialRef: { name: 'agents' },
+          }),
+        ],
+      }),
+    );
+    for (const name of ['first', 'second'])
+      operators.push(await startOperator(name, cluster, kube, namespace));
+    const sessions = async () => (await cluster.api('GET', '/tunnel_sessions')).tunnel_sessions.length;
+    // Two Tunnels, each run by both replicas, on every edge.
+    await waitUntil(
+      'both replicas’ agents on every edge',
+      async () => (await sessions()) === 2 * 2 * EDGES,
+      180_000,
+    );
+    let leader;
+    await waitUntil('one leader', async () => {
+      const leading = await Promise.all(operators.map((operator) => operator.leading().catch(() => false)));
+      leader = leading.filter(Boolean).length === 1 ? operators[leading.indexOf(true)] : undefined;
+      return leader !== undefined;
+    });
+    const survivor = operators.find((operator) => operator !== leader);
+    let faultAt = 0;
+    let leadsAfter = 0;
+    const stop = (async () => {
+      await sleep(settleMs);
+      faultAt = Date.now();
+      leader.child.kill('SIGKILL');
+      await waitUntil('the survivor to lead', () => survivor.leading().catch(() => false), 60_000);
+      leadsAfter = Date.now() - faultAt;
+      await waitUntil(
+        'the dead replica’s sessions gone',
+        async () => (await sessions()) === 2 * EDGES,
+        60_000,
+      );
+      await sleep(settleMs);
+    })();
+    await traffic(cluster, 'operator-kill', stop, () => faultAt);
+    console.log(`    the survivor led after ${(leadsAfter / 1000).toFixed(2)} s (15 s lease, as by default)`);
+  } finally {
+    for (const operator of operators) await stopChild(operator.child);
+    await cluster?.stop();
+    await controlPlaneDown(dir).catch((error) => console.error(`control plane: ${error.message}`));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const busyBefore = machineBusySeconds();
 const startedAt = Date.now();
 console.log(
-  `# bench/ha: ${EDGES} edges behind HAProxy, 2 agents, ${parallel} client loops; load ${loadavg()[0].toFixed(2)}`,
+  `# bench/ha: ${EDGES} edges behind HAProxy, 2 agents per service, ${parallel} request loops, ` +
+    `${streamsParallel} stream loops of ${streamMs / 1000} s; load ${loadavg()[0].toFixed(2)}`,
 );
-const runs = { 'edge-kill': edgeKill, rolling, 'replica-kill': replicaKill };
+const runs = { 'edge-kill': edgeKill, rolling, 'replica-kill': replicaKill, 'operator-kill': operatorKill };
 for (const name of scenarios) {
   const run = runs[name];
   if (!run) throw new Error(`BENCH_SCENARIOS: unknown scenario ${name}`);

@@ -49,7 +49,7 @@ describeUnless(haproxyMissing, 'several edges behind HAProxy', () => {
     agentCredential = await cluster.api('POST', '/credentials', { acl: ['bind:app=*'] });
     await cluster.httpsEdge(HOST, { app: 'web' });
     for (const name of ['one', 'two'])
-      cluster.startAgent(String(agentCredential.token), 'app=web', await cluster.service(name));
+      cluster.startAgent(String(agentCredential.token), 'app=web', `http://127.0.0.1:${await cluster.service(name)}`);
   }, 120_000);
 
   afterAll(async () => {

@@ -2,7 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import {
+  type AddressInfo,
+  createConnection,
+  createServer as createTcpServer,
+  type Server as TcpServer,
+} from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fetch } from 'undici';
@@ -15,6 +20,8 @@ import { curlHttps } from './https-curl.js';
 /** The ports of one edge process; a replacement takes the same ones. */
 export interface EdgePorts {
   name: string;
+  /** The loopback address its TCP edges listen on: one per edge, so all can hold the same port. */
+  tcpHost: string;
   tunnel: number;
   tls: number;
   ssh: number;
@@ -53,12 +60,14 @@ export interface HaClusterOptions {
 export class HaCluster {
   readonly edges: RunningEdge[] = [];
   readonly servers: Array<{ process: CliProcess; url: string }> = [];
-  readonly lb = { tunnel: 0, tls: 0, ssh: 0 };
+  readonly lb = { tunnel: 0, tls: 0, ssh: 0, tcp: 0 };
+  /** The one port of reserved addresses (`--tcp-port-range P-P`), served by every edge. */
+  tcpPort = 0;
   readonly api: ReturnType<typeof adminApi>;
   readonly dataDir = mkdtempSync(join(tmpdir(), 'edgeward-ha-'));
   edgeKey = '';
   readonly #processes: CliProcess[] = [];
-  readonly #services: HttpServer[] = [];
+  readonly #services: Array<HttpServer | TcpServer> = [];
   #haproxy: Haproxy | undefined;
 
   private constructor(readonly options: HaClusterOptions) {
@@ -89,8 +98,10 @@ export class HaCluster {
     const env: Record<string, string> = { EDGEWARD_ADMIN_API_KEY: adminKey };
     if (databaseUrl) env.EDGEWARD_SECRET_KEY = randomBytes(32).toString('base64');
     const replicas = databaseUrl ? ['a', 'b'] : ['a'];
+    this.tcpPort = await freePort();
     for (const name of replicas) {
       const args = ['server', '--data-dir', join(this.dataDir, name), '--port', '0'];
+      args.push('--tcp-port-range', `${this.tcpPort}-${this.tcpPort}`);
       if (databaseUrl) args.push('--database-url', databaseUrl);
       const server = this.#spawn(args, env);
       const ready = await server.logLine((line) => line.msg === 'edgeward server ready', 60_000);
@@ -105,7 +116,7 @@ export class HaCluster {
 
     // The first edge generates the shared certificate and host key; the others start once it has.
     const all: EdgePorts[] = [];
-    for (let index = 0; index < this.options.edges; index++) all.push(await edgePorts(`edge${index + 1}`));
+    for (let index = 0; index < this.options.edges; index++) all.push(await edgePorts(index + 1));
     const first = this.startEdge(all[0] as EdgePorts);
     await first.process.logLine((line) => line.msg === 'edgeward edge ready', 60_000);
     this.edges.push(first);
@@ -117,12 +128,23 @@ export class HaCluster {
     this.lb.tunnel = await freePort();
     this.lb.tls = await freePort();
     this.lb.ssh = await freePort();
+    this.lb.tcp = await freePort();
     const servers = (port: 'tunnel' | 'tls' | 'ssh') =>
       all.map((ports) => ({ name: ports.name, port: ports[port], readyPort: ports.metrics }));
     this.#haproxy = await startHaproxy([
       { name: 'tunnel', port: this.lb.tunnel, servers: servers('tunnel') },
       { name: 'https', port: this.lb.tls, servers: servers('tls') },
       { name: 'ssh', port: this.lb.ssh, servers: servers('ssh') },
+      {
+        name: 'tcp',
+        port: this.lb.tcp,
+        servers: all.map((ports) => ({
+          name: ports.name,
+          host: ports.tcpHost,
+          port: this.tcpPort,
+          readyPort: ports.metrics,
+        })),
+      },
     ]);
   }
 
@@ -152,9 +174,9 @@ export class HaCluster {
         '--metrics-addr',
         `127.0.0.1:${ports.metrics}`,
         '--tcp-host',
-        '127.0.0.1',
+        ports.tcpHost,
         '--tcp-port-range',
-        '1-9',
+        `${this.tcpPort}-${this.tcpPort}`,
         '--drain-delay',
         String(this.options.drainDelaySeconds),
         '--drain-timeout',
@@ -193,6 +215,22 @@ export class HaCluster {
     return (service.address() as AddressInfo).port;
   }
 
+  /** A local TCP service echoing what it reads; its port. */
+  async echoService(): Promise<number> {
+    const service = createTcpServer((socket) => socket.pipe(socket));
+    service.listen(0, '127.0.0.1');
+    await once(service, 'listening');
+    this.#services.push(service);
+    return (service.address() as AddressInfo).port;
+  }
+
+  /** A TCP edge on the reserved address (every edge's `tcpHost`, port `tcpPort`) to the group `labels`. */
+  async tcpEdge(labels: Record<string, string>): Promise<void> {
+    const backend = await this.api('POST', '/backends/tunnel_group', { labels });
+    const reserved = await this.api('POST', '/reserved_addrs', {});
+    await this.api('POST', '/edges/tcp', { hostports: [reserved.addr], backend: { backend_id: backend.id } });
+  }
+
   /** An HTTPS edge for `host` whose one route carries to the tunnel group `labels`. */
   async httpsEdge(host: string, labels: Record<string, string>): Promise<void> {
     const backend = await this.api('POST', '/backends/tunnel_group', { labels });
@@ -204,8 +242,8 @@ export class HaCluster {
     });
   }
 
-  /** `edgeward agent` dialing the load balancer's tunnel port, carrying to `forwardPort`. */
-  startAgent(token: string, label: string, forwardPort: number): CliProcess {
+  /** `edgeward agent` dialing the load balancer's tunnel port, carrying to `forward` (a URL). */
+  startAgent(token: string, label: string, forward: string): CliProcess {
     return this.#spawn(
       [
         'agent',
@@ -218,11 +256,54 @@ export class HaCluster {
         '--label',
         label,
         '--forward',
-        `http://127.0.0.1:${forwardPort}`,
+        forward,
         '--no-exec-restart',
       ],
       { EDGEWARD_AUTHTOKEN: token },
     );
+  }
+
+  /**
+   * One long TCP stream through the load balancer's TCP port to an echo service: a 1 KiB chunk
+   * every 50 ms for `durationMs`, then a half-close; ok when every byte came back in order.
+   */
+  stream(durationMs: number): Promise<{ ok: boolean; detail: string }> {
+    return new Promise((resolve) => {
+      const chunk = randomBytes(1024);
+      const socket = createConnection({ host: '127.0.0.1', port: this.lb.tcp });
+      const chunks = Math.max(1, Math.round(durationMs / 50));
+      let sent = 0;
+      let received = 0;
+      let settled = false;
+      const settle = (ok: boolean, detail: string) => {
+        if (settled) return;
+        settled = true;
+        clearInterval(writer);
+        clearTimeout(deadline);
+        socket.destroy();
+        resolve({ ok, detail });
+      };
+      const writer = setInterval(() => {
+        if (sent === chunks) return;
+        socket.write(chunk);
+        if (++sent === chunks) socket.end();
+      }, 50);
+      const deadline = setTimeout(
+        () =>
+          settle(false, `stream: ${received} of ${chunks * 1024} bytes back after ${durationMs + 5000} ms`),
+        durationMs + 5000,
+      );
+      socket.on('data', (data: Buffer) => {
+        for (const byte of data) {
+          if (byte !== chunk[received % 1024]) return settle(false, `stream: byte ${received} differs`);
+          received++;
+        }
+      });
+      socket.on('end', () =>
+        settle(received === chunks * 1024, `stream: ended with ${received} of ${chunks * 1024} bytes back`),
+      );
+      socket.on('error', (error) => settle(false, `stream: ${error.message} after ${received} bytes back`));
+    });
   }
 
   /** One request as a new client makes it: a new connection through the load balancer. */
@@ -236,7 +317,16 @@ export class HaCluster {
   }
 
   /** Requests to `host` in `parallel` loops until `stop` settles. */
-  async load(host: string, parallel: number, stop: Promise<unknown>): Promise<RequestOutcome[]> {
+  load(host: string, parallel: number, stop: Promise<unknown>): Promise<RequestOutcome[]> {
+    return this.loop(parallel, stop, () => this.request(host));
+  }
+
+  /** `attempt` in `parallel` loops, one at a time each, until `stop` settles; every outcome. */
+  async loop(
+    parallel: number,
+    stop: Promise<unknown>,
+    attempt: () => Promise<{ ok: boolean; detail: string }>,
+  ): Promise<RequestOutcome[]> {
     let stopped = false;
     void stop.finally(() => {
       stopped = true;
@@ -246,7 +336,7 @@ export class HaCluster {
       Array.from({ length: parallel }, async () => {
         while (!stopped) {
           const startedAt = Date.now();
-          const outcome = await this.request(host);
+          const outcome = await attempt();
           outcomes.push({ startedAt, endedAt: Date.now(), ok: outcome.ok, detail: outcome.detail });
         }
       }),
@@ -278,9 +368,10 @@ export class HaCluster {
   }
 }
 
-async function edgePorts(name: string): Promise<EdgePorts> {
+async function edgePorts(number: number): Promise<EdgePorts> {
   return {
-    name,
+    name: `edge${number}`,
+    tcpHost: `127.0.0.${10 + number}`,
     tunnel: await freePort(),
     tls: await freePort(),
     ssh: await freePort(),

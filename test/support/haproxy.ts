@@ -8,6 +8,8 @@ import { join } from 'node:path';
 /** One backend server of a TCP frontend: where it listens, and the port of its `/readyz` check. */
 export interface HaproxyServer {
   name: string;
+  /** Where it listens (127.0.0.1 unless given); its `/readyz` is always on 127.0.0.1. */
+  host?: string;
   port: number;
   readyPort: number;
 }
@@ -54,7 +56,7 @@ export async function startHaproxy(frontends: HaproxyFrontend[]): Promise<Haprox
       '  option redispatch 1',
       ...frontend.servers.map(
         (server) =>
-          `  server ${server.name} 127.0.0.1:${server.port} check port ${server.readyPort} inter 300ms fall 1 rise 2`,
+          `  server ${server.name} ${server.host ?? '127.0.0.1'}:${server.port} check addr 127.0.0.1 port ${server.readyPort} inter 300ms fall 1 rise 2`,
       ),
     ]),
   ];
