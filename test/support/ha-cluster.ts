@@ -189,18 +189,24 @@ export class HaCluster {
 
   /**
    * Replaces edge `index`: SIGTERM (it drains) or SIGKILL, then a new process on the same ports;
-   * resolves once the new one is ready.
+   * resolves once the new one is ready, with how long the old one took to exit and whether its
+   * drain ended with nothing in flight (rather than at `--drain-timeout`).
    */
-  async replaceEdge(index: number, signal: 'SIGTERM' | 'SIGKILL'): Promise<{ stoppedInMs: number }> {
+  async replaceEdge(
+    index: number,
+    signal: 'SIGTERM' | 'SIGKILL',
+  ): Promise<{ stoppedInMs: number; drainedInTime: boolean }> {
     const old = this.edges[index];
     if (!old) throw new Error(`no edge ${index}`);
     const stoppingAt = Date.now();
     await old.process.kill(signal);
     const stoppedInMs = Date.now() - stoppingAt;
+    // A drain that ended with nothing in flight says so; one cut at --drain-timeout says that.
+    const drainedInTime = old.process.output().includes('"msg":"drained: nothing in flight"');
     const replacement = this.startEdge(old.ports);
     this.edges[index] = replacement;
     await replacement.process.logLine((line) => line.msg === 'edgeward edge ready', 60_000);
-    return { stoppedInMs };
+    return { stoppedInMs, drainedInTime };
   }
 
   /** A local HTTP service answering `name`; its port. */

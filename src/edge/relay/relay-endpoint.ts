@@ -101,10 +101,17 @@ export class RelayEndpoint {
         this.options.onRelayed?.('carried');
         const carried = this.#carrying.begin();
         stream.respond({ ':status': 200 });
-        pipeline(stream, upstream, stream, () => {
+        let ended = false;
+        const end = () => {
+          if (ended) return;
+          ended = true;
           upstream.destroy();
           carried();
-        });
+        };
+        pipeline(stream, upstream, stream, end);
+        // Once the sending edge's stream is closed nothing more can cross, whatever the upstream's
+        // own state: the pipeline may still wait on it (an ssh2 channel whose reading stopped).
+        stream.once('close', end);
       },
       () => {
         this.options.onRelayed?.('unreachable');
