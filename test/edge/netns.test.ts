@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { agentArgs } from '../support/cli-process.js';
 import { startTestEdge, type TestEdge } from '../support/edge.js';
 import { eventually } from '../support/eventually.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -145,17 +146,12 @@ describeUnless(skipReason, 'across network namespaces', () => {
           '--import',
           'tsx',
           CLI,
-          'agent',
-          '--edge-addr',
-          edge.tunnelAddr,
-          '--edge-ca',
-          join(workDir, 'tunnel-ca.pem'),
-          '--server-name',
-          'localhost',
-          '--label',
-          'app=netns',
-          '--forward',
-          'http://127.0.0.1:8080',
+          ...agentArgs({
+            edgeAddr: edge.tunnelAddr,
+            edgeCa: join(workDir, 'tunnel-ca.pem'),
+            label: 'app=netns',
+            forward: 'http://127.0.0.1:8080',
+          }),
         ],
         {
           env: { ...process.env, EDGEWARD_AUTHTOKEN: String(credential.token), LOG_LEVEL: 'debug' },

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { fetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sshTunnelArgs } from '../support/admin-api.js';
-import { type CliProcess, spawnCli } from '../support/cli-process.js';
+import { agentArgs, type CliProcess, spawnCli } from '../support/cli-process.js';
 import { until } from '../support/eventually.js';
 import { OpenSshWorkspace } from '../support/openssh.js';
 
@@ -93,20 +93,13 @@ function startAgent(
   addr = `127.0.0.1:${tunnelPort}`,
 ): CliProcess {
   const agent = spawnCli(
-    [
-      'agent',
-      '--edge-addr',
-      addr,
-      '--edge-ca',
-      join(dataDir, 'edge', 'tunnel.crt'),
-      '--server-name',
-      'localhost',
-      '--label',
+    agentArgs({
+      edgeAddr: addr,
+      edgeCa: join(dataDir, 'edge', 'tunnel.crt'),
       label,
-      '--forward',
-      `http://127.0.0.1:${servicePort}`,
-      '--no-exec-restart',
-    ],
+      forward: `http://127.0.0.1:${servicePort}`,
+      extra: ['--no-exec-restart'],
+    }),
     { EDGEWARD_AUTHTOKEN: token },
   );
   processes.push(agent);

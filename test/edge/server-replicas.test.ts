@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../src/dev-cluster/free-port.js';
 import { adminApi } from '../support/admin-api.js';
-import { type CliProcess, spawnCli } from '../support/cli-process.js';
+import { agentArgs, type CliProcess, spawnCli } from '../support/cli-process.js';
 import { waitFor } from '../support/eventually.js';
 import { curlHttps } from '../support/https-curl.js';
 import { createTestDatabase, type TestDatabase } from '../support/postgres-database.js';
@@ -100,20 +100,13 @@ describe('an edge fed by two server replicas on PostgreSQL', () => {
       backend: { backend_id: backend.id },
     });
     const agent = spawnCli(
-      [
-        'agent',
-        '--edge-addr',
-        `127.0.0.1:${edgeReady.tunnelPort}`,
-        '--edge-ca',
-        join(dataDir, 'edge', 'tunnel.crt'),
-        '--server-name',
-        'localhost',
-        '--label',
-        'app=replicas',
-        '--forward',
-        `http://127.0.0.1:${(service.address() as AddressInfo).port}`,
-        '--no-exec-restart',
-      ],
+      agentArgs({
+        edgeAddr: `127.0.0.1:${edgeReady.tunnelPort}`,
+        edgeCa: join(dataDir, 'edge', 'tunnel.crt'),
+        label: 'app=replicas',
+        forward: `http://127.0.0.1:${(service.address() as AddressInfo).port}`,
+        extra: ['--no-exec-restart'],
+      }),
       { EDGEWARD_AUTHTOKEN: String(credential.token) },
     );
     processes.push(agent);

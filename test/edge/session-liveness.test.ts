@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent as UndiciAgent, request as undiciRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { livenessBounds } from '../../src/edge/routing/session-liveness.js';
-import { type CliProcess, spawnCli } from '../support/cli-process.js';
+import { agentArgs, type CliProcess, spawnCli } from '../support/cli-process.js';
 import { startTestEdge, type TestEdge } from '../support/edge.js';
 import { waitFor } from '../support/eventually.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -77,20 +77,13 @@ async function localService(name: string): Promise<number> {
 /** `edgeward agent` as a process, carrying the tunnel group `group` to the service on `servicePort`. */
 function startAgent(token: string, group: string, servicePort: number): CliProcess {
   const agent = spawnCli(
-    [
-      'agent',
-      '--edge-addr',
-      edge.tunnelAddr,
-      '--edge-ca',
-      tunnelCaFile,
-      '--server-name',
-      'localhost',
-      '--label',
-      `group=${group}`,
-      '--forward',
-      `http://127.0.0.1:${servicePort}`,
-      '--no-exec-restart',
-    ],
+    agentArgs({
+      edgeAddr: edge.tunnelAddr,
+      edgeCa: tunnelCaFile,
+      label: `group=${group}`,
+      forward: `http://127.0.0.1:${servicePort}`,
+      extra: ['--no-exec-restart'],
+    }),
     { EDGEWARD_AUTHTOKEN: token },
   );
   processes.push(agent);

@@ -15,6 +15,7 @@ import {
   type SshSessionRequest,
 } from '../../src/edge/ssh/ssh-endpoint.js';
 import type { SshSession } from '../../src/edge/ssh/ssh-session.js';
+import { killAll } from '../support/cli-process.js';
 import { waitFor } from '../support/eventually.js';
 import { type KeyFiles, OpenSshWorkspace } from '../support/openssh.js';
 
@@ -69,14 +70,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  await Promise.all(
-    children.splice(0).map(async (child) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, 'close');
-      child.kill('SIGKILL');
-      await exited;
-    }),
-  );
+  await killAll(children);
 });
 
 afterAll(async () => {

@@ -9,6 +9,7 @@ import ssh2 from 'ssh2';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Agent } from '../../src/agent/agent.js';
 import { TUNNEL_ALPN } from '../../src/schemas/tunnel-protocol.js';
+import { killAll } from '../support/cli-process.js';
 import { startTestAgent, startTestEdge, type TestEdge } from '../support/edge.js';
 import { waitFor } from '../support/eventually.js';
 import { type KeyFiles, OpenSshWorkspace } from '../support/openssh.js';
@@ -89,14 +90,7 @@ beforeAll(async () => {
 afterEach(async () => {
   for (const socket of sockets.splice(0)) socket.destroy();
   for (const agent of agents.splice(0)) agent.stop();
-  await Promise.all(
-    children.splice(0).map(async (child) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, 'close');
-      child.kill('SIGKILL');
-      await exited;
-    }),
-  );
+  await killAll(children);
 });
 
 afterAll(async () => {

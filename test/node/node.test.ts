@@ -131,6 +131,22 @@ async function underLoad(
   return { sent, failed };
 }
 
+/** `helm upgrade` of the release with its values and one more `--set`, waiting for the rollout. */
+const upgradeSetting = (setting: string) =>
+  helm([
+    'upgrade',
+    RELEASE,
+    CHART,
+    '--namespace',
+    SYSTEM_NS,
+    '--reuse-values',
+    '--set',
+    setting,
+    '--wait',
+    '--timeout',
+    '5m',
+  ]);
+
 /** What the operator, the edge and the objects say, for a wait that timed out. */
 async function diagnose(): Promise<string> {
   const say = async (args: string[]) => {
@@ -341,19 +357,7 @@ describeUnless(why, 'a node that runs pods', () => {
     const created = await api<{ id: string }>('POST', '/ip_policies', { description: 'on the volume' });
     expect(created.status).toBe(201);
     const before = (await onePodReady(SYSTEM_NS, component('server'))).metadata.uid;
-    await helm([
-      'upgrade',
-      RELEASE,
-      CHART,
-      '--namespace',
-      SYSTEM_NS,
-      '--reuse-values',
-      '--set',
-      'server.logLevel=debug',
-      '--wait',
-      '--timeout',
-      '5m',
-    ]);
+    await upgradeSetting('server.logLevel=debug');
     const upgraded = await onePodReady(SYSTEM_NS, component('server'));
     expect(upgraded.metadata.uid).not.toBe(before);
     expect((await api<{ id: string }>('GET', `/ip_policies/${created.body.id}`)).body.id).toBe(
@@ -598,19 +602,7 @@ describeUnless(why, 'a node that runs pods', () => {
 
   it('fails no request while the edges roll and while the operator leader pod is deleted', async () => {
     // Two operator replicas (the chart's default; one until now for the crash test above).
-    await helm([
-      'upgrade',
-      RELEASE,
-      CHART,
-      '--namespace',
-      SYSTEM_NS,
-      '--reuse-values',
-      '--set',
-      'operator.replicas=2',
-      '--wait',
-      '--timeout',
-      '5m',
-    ]);
+    await upgradeSetting('operator.replicas=2');
     await podsReady(SYSTEM_NS, component('operator'), 2);
     const edgesBefore = (await podsReady(SYSTEM_NS, component('edge'), 2)).map((pod) => pod.metadata.uid);
     // Both edges carry the Tunnel (agents on each, or the relay): every request answers.

@@ -78,3 +78,43 @@ export function spawnCli(args: string[], env: Record<string, string | undefined>
     },
   };
 }
+
+/**
+ * The arguments of `edgeward agent` as the tests run it: dialing `edgeAddr`, trusting the edge's
+ * tunnel certificate `edgeCa` (issued to `localhost`), binding `label` and carrying to `forward`;
+ * `extra` last.
+ */
+export function agentArgs(options: {
+  edgeAddr: string;
+  edgeCa: string;
+  label: string;
+  forward: string;
+  extra?: string[];
+}): string[] {
+  return [
+    'agent',
+    '--edge-addr',
+    options.edgeAddr,
+    '--edge-ca',
+    options.edgeCa,
+    '--server-name',
+    'localhost',
+    '--label',
+    options.label,
+    '--forward',
+    options.forward,
+    ...(options.extra ?? []),
+  ];
+}
+
+/** SIGKILLs every child still running and waits for each to close; empties `children`. */
+export async function killAll(children: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    children.splice(0).map(async (child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'close');
+      child.kill('SIGKILL');
+      await exited;
+    }),
+  );
+}

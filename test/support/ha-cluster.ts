@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fetch } from 'undici';
 import { freePort } from '../../src/dev-cluster/free-port.js';
 import { adminApi } from './admin-api.js';
-import { type CliProcess, spawnCli } from './cli-process.js';
+import { agentArgs, type CliProcess, spawnCli } from './cli-process.js';
 import { type Haproxy, startHaproxy } from './haproxy.js';
 import { curlHttps } from './https-curl.js';
 
@@ -251,20 +251,13 @@ export class HaCluster {
   /** `edgeward agent` dialing the load balancer's tunnel port, carrying to `forward` (a URL). */
   startAgent(token: string, label: string, forward: string): CliProcess {
     return this.#spawn(
-      [
-        'agent',
-        '--edge-addr',
-        `127.0.0.1:${this.lb.tunnel}`,
-        '--edge-ca',
-        join(this.dataDir, 'edge', 'tunnel.crt'),
-        '--server-name',
-        'localhost',
-        '--label',
+      agentArgs({
+        edgeAddr: `127.0.0.1:${this.lb.tunnel}`,
+        edgeCa: join(this.dataDir, 'edge', 'tunnel.crt'),
         label,
-        '--forward',
         forward,
-        '--no-exec-restart',
-      ],
+        extra: ['--no-exec-restart'],
+      }),
       { EDGEWARD_AUTHTOKEN: token },
     );
   }
