@@ -1,8 +1,8 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import type { Server as HttpServer } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sshTunnelArgs } from '../support/admin-api.js';
 import { agentArgs, type CliProcess, spawnCli } from '../support/cli-process.js';
 import { until } from '../support/eventually.js';
+import { namedService } from '../support/loopback-server.js';
 import { OpenSshWorkspace } from '../support/openssh.js';
 
 /**
@@ -32,16 +33,7 @@ const processes: CliProcess[] = [];
 const sshClients: ChildProcess[] = [];
 let ssh: OpenSshWorkspace;
 
-async function localService(name: string): Promise<number> {
-  const service = createHttpServer((_request, response) => {
-    response.writeHead(200, { 'content-type': 'text/plain' });
-    response.end(name);
-  });
-  service.listen(0, '127.0.0.1');
-  await once(service, 'listening');
-  services.push(service);
-  return (service.address() as AddressInfo).port;
-}
+const localService = (name: string) => namedService(name, services);
 
 async function api(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
   const response = await fetch(`${apiUrl}${path}`, {

@@ -1,11 +1,5 @@
-import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import {
-  createServer as createHttpServer,
-  type Server as HttpServer,
-  request as httpRequest,
-} from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type Server as HttpServer, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,6 +9,7 @@ import { livenessBounds } from '../../src/edge/routing/session-liveness.js';
 import { agentArgs, type CliProcess, spawnCli } from '../support/cli-process.js';
 import { startTestEdge, type TestEdge } from '../support/edge.js';
 import { waitFor } from '../support/eventually.js';
+import { namedService } from '../support/loopback-server.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -61,18 +56,7 @@ async function create(path: string, body: unknown): Promise<Record<string, unkno
   return response.body;
 }
 
-/** A local HTTP service answering every request with its name. */
-async function localService(name: string): Promise<number> {
-  const service = createHttpServer((request, response) => {
-    request.resume();
-    response.writeHead(200, { 'content-type': 'text/plain' });
-    response.end(name);
-  });
-  service.listen(0, '127.0.0.1');
-  await once(service, 'listening');
-  services.push(service);
-  return (service.address() as AddressInfo).port;
-}
+const localService = (name: string) => namedService(name, services);
 
 /** `edgeward agent` as a process, carrying the tunnel group `group` to the service on `servicePort`. */
 function startAgent(token: string, group: string, servicePort: number): CliProcess {

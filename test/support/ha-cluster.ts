@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import type { Server as HttpServer } from 'node:http';
 import {
   type AddressInfo,
   createConnection,
@@ -16,6 +16,7 @@ import { adminApi } from './admin-api.js';
 import { agentArgs, type CliProcess, spawnCli } from './cli-process.js';
 import { type Haproxy, startHaproxy } from './haproxy.js';
 import { curlHttps } from './https-curl.js';
+import { namedService } from './loopback-server.js';
 
 /** The ports of one edge process; a replacement takes the same ones. */
 export interface EdgePorts {
@@ -67,7 +68,8 @@ export class HaCluster {
   readonly dataDir = mkdtempSync(join(tmpdir(), 'edgeward-ha-'));
   edgeKey = '';
   readonly #processes: CliProcess[] = [];
-  readonly #services: Array<HttpServer | TcpServer> = [];
+  readonly #httpServices: HttpServer[] = [];
+  readonly #tcpServices: TcpServer[] = [];
   #haproxy: Haproxy | undefined;
 
   private constructor(readonly options: HaClusterOptions) {
@@ -210,15 +212,8 @@ export class HaCluster {
   }
 
   /** A local HTTP service answering `name`; its port. */
-  async service(name: string): Promise<number> {
-    const service = createHttpServer((_request, response) => {
-      response.writeHead(200, { 'content-type': 'text/plain' });
-      response.end(name);
-    });
-    service.listen(0, '127.0.0.1');
-    await once(service, 'listening');
-    this.#services.push(service);
-    return (service.address() as AddressInfo).port;
+  service(name: string): Promise<number> {
+    return namedService(name, this.#httpServices);
   }
 
   /** A local TCP service echoing what it reads; its port. */
@@ -226,7 +221,7 @@ export class HaCluster {
     const service = createTcpServer((socket) => socket.pipe(socket));
     service.listen(0, '127.0.0.1');
     await once(service, 'listening');
-    this.#services.push(service);
+    this.#tcpServices.push(service);
     return (service.address() as AddressInfo).port;
   }
 
@@ -362,7 +357,7 @@ export class HaCluster {
   async stop(): Promise<void> {
     for (const child of [...this.#processes].reverse()) await child.kill('SIGKILL');
     await this.#haproxy?.stop();
-    for (const service of this.#services) service.close();
+    for (const service of [...this.#httpServices, ...this.#tcpServices]) service.close();
     rmSync(this.dataDir, { recursive: true, force: true });
   }
 }
