@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import http2 from 'node:http2';
@@ -8,8 +9,10 @@ import {
   type Server as TcpServer,
 } from 'node:net';
 import tls from 'node:tls';
+import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { waitFor } from '../support/eventually.js';
 import { curlHttps } from '../support/https-curl.js';
 import { eventually, headerOf, seenAt, useHarness } from '../support/https-modules-harness.js';
 import { clientHelloFor, closedAfter, trickle } from '../support/slow-clients.js';
@@ -23,6 +26,7 @@ import { clientHelloFor, closedAfter, trickle } from '../support/slow-clients.js
  * Every test checks what the client got and what the service behind the agent saw.
  */
 const h = useHarness();
+const run = promisify(execFile);
 
 // --- Raw clients and services ------------------------------------------------------------------
 
@@ -324,6 +328,26 @@ describe('HTTPS edge hardening', () => {
       expect(seenAt(h.seen, '/public')[0]?.headers['content-length']).toBe(
         String(Buffer.byteLength(smuggled)),
       );
+    });
+  });
+
+  it('a client that closes its connection after the answer leaves nothing open on the edge (no CLOSE-WAIT)', async () => {
+    const host = 'closing-clients.hardening.test';
+    await h.httpsEdge(host, [{ match_type: 'path_prefix', match: '/' }]);
+    await waitReady(host);
+    const port = h.edge.edge.tlsPort;
+    // curl closes each connection when it exits (a FIN after the answer, as most clients do).
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const answer = await curlHttps(host, port, `/closing/${attempt}`);
+      expect(answer.status, answer.stderr).toBe(200);
+    }
+    // The edge closes its side at once, long before the 75 s idle timeout would; a half-open
+    // socket inherited from the listener sat in CLOSE-WAIT until then, one per client connection.
+    const closeWait = async () =>
+      (await run('ss', ['-Htan', 'state', 'close-wait', `( sport = :${port} )`])).stdout.trim();
+    await waitFor(async () => (await closeWait()) === '', {
+      what: 'no socket of the edge in CLOSE-WAIT',
+      detail: () => 'ss lists sockets of the edge in CLOSE-WAIT',
     });
   });
 
