@@ -1,11 +1,13 @@
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { Edge } from '../edge/edge.js';
 import { startMetricsServer } from '../edge/metrics-server.js';
-import { loadSshHostKey } from '../edge/ssh-host-key.js';
+import { loadSshHostKey, sshHostKeyPath } from '../edge/ssh-host-key.js';
 import { loadTunnelCertificate } from '../edge/tunnel-certificate.js';
 import { isSpecificHost, parseAdvertisedAddress, parseListenAddress } from '../lib/listen-address.js';
+import { type WatchedFiles, watchFiles } from '../lib/watched-files.js';
 import {
   parseHttpsClientLimits,
   parsePortRange,
@@ -86,6 +88,7 @@ export async function startEdgeFromFlags(
       'generated the tunnel certificate; give it to agents with --edge-ca',
     );
   }
+  const sshHostKey = { file: flag('ssh-host-key'), dataDir: context.dataDir };
   const edge = new Edge({
     apiUrl: context.apiUrl,
     edgeKey: context.edgeKey,
@@ -94,7 +97,7 @@ export async function startEdgeFromFlags(
     tls: tlsAddr,
     ssh: sshAddr && {
       ...sshAddr,
-      hostKeys: [loadSshHostKey({ file: flag('ssh-host-key'), dataDir: context.dataDir })],
+      hostKeys: [loadSshHostKey(sshHostKey)],
     },
     tcpHost: flag('tcp-host') ?? '0.0.0.0',
     tcpPortRange: parsePortRange(text(values, 'tcp-port-range') ?? '10000-65535', '--tcp-port-range'),
@@ -109,6 +112,10 @@ export async function startEdgeFromFlags(
     sessionLiveness: parseSessionLiveness(flag, prefix),
   });
   await edge.start();
+  const reloads = watchEdgeFiles(edge, context.logger, {
+    tunnelCertificate: tunnelTls.files,
+    sshHostKey: sshAddr ? sshHostKeyPath(sshHostKey) : undefined,
+  });
   const metrics = metricsAddr
     ? await startMetricsServer(edge.metrics.registry, () => edge.ready, metricsAddr.host, metricsAddr.port)
     : undefined;
@@ -126,8 +133,55 @@ export async function startEdgeFromFlags(
   return {
     edge,
     async stop() {
+      for (const reload of reloads) reload.close();
       metrics?.server.close();
       await edge.stop();
     },
   };
+}
+
+/**
+ * The edge's own key material is re-read when its files change (a renewed certificate, a rotated
+ * Secret mounted by Kubernetes): new handshakes get the new one, sessions stay up. A pair that does
+ * not parse or match is logged and the old one kept.
+ */
+function watchEdgeFiles(
+  edge: Edge,
+  logger: Logger,
+  files: { tunnelCertificate: [string, string]; sshHostKey: string | undefined },
+): WatchedFiles[] {
+  const kept = (what: string) => (error: Error) =>
+    logger.warn({ err: error }, `kept the current ${what}: its files changed but could not be used`);
+  const watches = [
+    watchFiles(
+      files.tunnelCertificate,
+      ([cert = '', key = '']) => {
+        edge.setTunnelCertificate({ cert, key });
+        const certificate = new X509Certificate(cert);
+        logger.info(
+          {
+            file: files.tunnelCertificate[0],
+            serial: certificate.serialNumber,
+            validTo: certificate.validTo,
+          },
+          'reloaded the tunnel certificate: new agent connections get it, sessions stay',
+        );
+      },
+      { onError: kept('tunnel certificate') },
+    ),
+  ];
+  if (files.sshHostKey) {
+    const file = files.sshHostKey;
+    watches.push(
+      watchFiles(
+        [file],
+        ([key = '']) => {
+          edge.setSshHostKeys([key]);
+          logger.info({ file }, 'reloaded the SSH host key: new connections are offered it, sessions stay');
+        },
+        { onError: kept('SSH host key') },
+      ),
+    );
+  }
+  return watches;
 }

@@ -291,6 +291,19 @@ export class Edge {
   }
 
   /**
+   * The tunnel certificate changed (its files were replaced): new agent handshakes get it; sessions
+   * stay. Throws, keeping the old one, when the pair does not parse or match.
+   */
+  setTunnelCertificate(certificate: { cert: string; key: string }): void {
+    this.#tunnel.setCertificate(certificate);
+  }
+
+  /** The SSH host key changed: new connections are offered it; sessions stay. Throws on a bad key. */
+  setSshHostKeys(hostKeys: string[]): void {
+    this.#ssh?.setHostKeys(hostKeys);
+  }
+
+  /**
    * Graceful stop (SIGTERM), in the order that fails no request: `/readyz` fails at once and the edge
    * goes on serving for `drainDelayMs` while load balancers take it out of rotation; then it stops
    * accepting public connections and agents, tells its agents to move (HTTP/2 GOAWAY: they open

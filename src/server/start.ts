@@ -1,5 +1,8 @@
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import type tls from 'node:tls';
+import { watchFiles } from '../lib/watched-files.js';
 import { type AppOptions, buildApp, type EdgewardApp } from './app.js';
 
 export interface StartOptions extends Omit<AppOptions, 'https'> {
@@ -24,6 +27,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       ? { cert: readFileSync(options.tlsCertFile), key: readFileSync(options.tlsKeyFile) }
       : undefined;
   const built = await buildApp({ ...options, https });
+  if (options.tlsCertFile && options.tlsKeyFile) {
+    reloadTlsOnChange(built, [options.tlsCertFile, options.tlsKeyFile]);
+  }
   await built.app.listen({ host: options.host, port: options.port });
   const address = built.app.server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -37,4 +43,32 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     );
   }
   return { ...built, listenUrl };
+}
+
+/**
+ * The server's certificate is re-read when its files change (a renewal, or a Secret Kubernetes
+ * updated by swapping a symlink): new connections get it, connections already open keep theirs. A
+ * pair that does not parse or match is logged and the current one kept.
+ */
+function reloadTlsOnChange(built: EdgewardApp, files: [cert: string, key: string]): void {
+  const server = built.app.server as unknown as tls.Server;
+  const watch = watchFiles(
+    files,
+    ([cert = '', key = '']) => {
+      server.setSecureContext({ cert, key });
+      const certificate = new X509Certificate(cert);
+      built.app.log.info(
+        { file: files[0], serial: certificate.serialNumber, validTo: certificate.validTo },
+        'reloaded the TLS certificate: new connections get it',
+      );
+    },
+    {
+      onError: (error) =>
+        built.app.log.warn(
+          { err: error },
+          'kept the current TLS certificate: its files changed but could not be used',
+        ),
+    },
+  );
+  built.app.addHook('onClose', async () => watch.close());
 }

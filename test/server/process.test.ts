@@ -7,7 +7,8 @@ import { Agent, fetch } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EDGE_FEED_PATH } from '../../src/schemas/edge-config.js';
 import { spawnCli } from '../support/cli-process.js';
-import { waitFor } from '../support/eventually.js';
+import { until, waitFor } from '../support/eventually.js';
+import { MountedSecret } from '../support/mounted-secret.js';
 import { projectStore } from '../support/server.js';
 import { type ServerProcess, spawnServer } from '../support/server-process.js';
 
@@ -163,50 +164,108 @@ describe('edgeward server (as a process)', { timeout: 120_000 }, () => {
     expect(lost).toEqual([]);
   });
 
-  it('serves HTTPS when given a certificate and key', async () => {
+  it('serves HTTPS when given a certificate and key, and the new pair once their files change', async () => {
     const dir = tempDir();
-    const cert = join(dir, 'tls.crt');
-    const key = join(dir, 'tls.key');
-    execFileSync(
-      'openssl',
+    /** A self-signed pair for localhost and 127.0.0.1, and its serial as openssl prints it. */
+    const pair = (name: string) => {
+      const cert = join(dir, `${name}.crt`);
+      const key = join(dir, `${name}.key`);
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-days',
+          '1',
+          '-subj',
+          '/CN=localhost',
+          '-addext',
+          'subjectAltName=IP:127.0.0.1,DNS:localhost',
+          '-keyout',
+          key,
+          '-out',
+          cert,
+        ],
+        { stdio: 'ignore' },
+      );
+      const serial = execFileSync('openssl', ['x509', '-noout', '-serial', '-in', cert], {
+        encoding: 'utf8',
+      });
+      return { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8'), serial: serial.trim() };
+    };
+    const first = pair('first');
+    // Mounted as Kubernetes mounts a Secret: a renewal swaps a symlink, the paths never change.
+    const secret = new MountedSecret({ 'tls.crt': first.cert, 'tls.key': first.key });
+    const server = await start(
       [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1,DNS:localhost',
-        '-keyout',
-        key,
-        '-out',
-        cert,
+        '--data-dir',
+        join(dir, 'data'),
+        '--tls-cert',
+        secret.path('tls.crt'),
+        '--tls-key',
+        secret.path('tls.key'),
       ],
-      { stdio: 'ignore' },
+      { EDGEWARD_ADMIN_API_KEY: 'ewk_tls_test_0123456789abcdefghijklm' },
     );
-    const server = await start(['--data-dir', join(dir, 'data'), '--tls-cert', cert, '--tls-key', key], {
-      EDGEWARD_ADMIN_API_KEY: 'ewk_tls_test_0123456789abcdefghijklm',
-    });
-    expect(server.listenUrl.startsWith('https://')).toBe(true);
-    const agent = new Agent({ connect: { ca: readFileSync(cert) } });
-    const response = await call(
-      server.listenUrl,
-      'ewk_tls_test_0123456789abcdefghijklm',
-      'POST',
-      '/ip_policies',
-      {},
-      agent,
-    );
-    expect(response.status).toBe(201);
-    const body = (await response.json()) as { uri: string };
-    expect(body.uri.startsWith(`${server.listenUrl}/ip_policies/`)).toBe(true);
-    await agent.close();
+    try {
+      expect(server.listenUrl.startsWith('https://')).toBe(true);
+      const agent = new Agent({ connect: { ca: first.cert } });
+      const response = await call(
+        server.listenUrl,
+        'ewk_tls_test_0123456789abcdefghijklm',
+        'POST',
+        '/ip_policies',
+        {},
+        agent,
+      );
+      expect(response.status).toBe(201);
+      const body = (await response.json()) as { uri: string };
+      expect(body.uri.startsWith(`${server.listenUrl}/ip_policies/`)).toBe(true);
+      await agent.close();
+
+      const served = () =>
+        execFileSync(
+          'sh',
+          [
+            '-c',
+            `openssl s_client -connect ${new URL(server.listenUrl).host} </dev/null 2>/dev/null | openssl x509 -noout -serial`,
+          ],
+          { encoding: 'utf8' },
+        ).trim();
+      expect(served()).toBe(first.serial);
+      const second = pair('second');
+      secret.update({ 'tls.crt': second.cert, 'tls.key': second.key });
+      await until(
+        'the renewed certificate served',
+        async () => served(),
+        (serial) => serial === second.serial,
+        {
+          timeoutMs: 15_000,
+          intervalMs: 200,
+        },
+      );
+      const renewed = new Agent({ connect: { ca: second.cert } });
+      expect(
+        (
+          await call(
+            server.listenUrl,
+            'ewk_tls_test_0123456789abcdefghijklm',
+            'GET',
+            '/ip_policies',
+            undefined,
+            renewed,
+          )
+        ).status,
+      ).toBe(200);
+      await renewed.close();
+    } finally {
+      secret.remove();
+    }
   });
 
   it('replaces the previous admin key when EDGEWARD_ADMIN_API_KEY changes, and refuses short keys', async () => {

@@ -50,6 +50,10 @@ export interface HaClusterOptions {
   drainTimeoutSeconds: number;
   /** Two server replicas on this PostgreSQL database (edges name both); without it one server on SQLite. */
   databaseUrl?: string;
+  /** More arguments for every edge (its own key material, say). */
+  edgeArgs?: string[];
+  /** The tunnel CA agents trust; default the certificate the first edge generates. */
+  edgeCa?: string;
 }
 
 /**
@@ -183,6 +187,7 @@ export class HaCluster {
         String(this.options.drainDelaySeconds),
         '--drain-timeout',
         String(this.options.drainTimeoutSeconds),
+        ...(this.options.edgeArgs ?? []),
       ],
       { EDGEWARD_EDGE_KEY: this.edgeKey },
     );
@@ -248,7 +253,7 @@ export class HaCluster {
     return this.#spawn(
       agentArgs({
         edgeAddr: `127.0.0.1:${this.lb.tunnel}`,
-        edgeCa: join(this.dataDir, 'edge', 'tunnel.crt'),
+        edgeCa: this.options.edgeCa ?? join(this.dataDir, 'edge', 'tunnel.crt'),
         label,
         forward,
         extra: ['--no-exec-restart'],

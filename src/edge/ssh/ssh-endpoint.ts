@@ -140,7 +140,9 @@ export class SshEndpoint extends EventEmitter<{
   dropped: [ip: string, kind: DropKind, reason: string];
 }> {
   readonly #listener: net.Server;
-  readonly #ssh: Server;
+  /** ssh2's server, handed each socket; replaced when the host keys change (see `setHostKeys`). */
+  #ssh: Server;
+  readonly #banner: string | undefined;
   readonly #sessions = new Map<string, SshSession>();
   /** Open TCP connections by `remote address|remote port`, to find a socket from ssh2's client. */
   readonly #connections = new Map<string, ConnectionState>();
@@ -167,11 +169,27 @@ export class SshEndpoint extends EventEmitter<{
           `edgeward edge: open a tunnel with \`ssh -R 0:HOST:PORT ... tunnel --label KEY=VALUE\` ` +
             `(\`help\` shows the usage); a connection that runs no tunnel command within ` +
             `${duration(this.#commandTimeoutMs)} is closed.`);
-    this.#ssh = new ssh2.Server(
+    this.#banner = banner;
+    this.#ssh = this.#sshServer(options.hostKeys);
+    // We own the TCP listener and hand each socket to ssh2, so a connection's socket can be
+    // destroyed when its client vanishes (ssh2 only ever ends it politely).
+    this.#listener = net.createServer((socket) => this.#onSocket(socket));
+  }
+
+  /**
+   * Offers `hostKeys` to the connections from now on; connections already up keep theirs. Throws
+   * (and changes nothing) when a key does not parse.
+   */
+  setHostKeys(hostKeys: (string | Buffer)[]): void {
+    this.#ssh = this.#sshServer(hostKeys);
+  }
+
+  #sshServer(hostKeys: (string | Buffer)[]): Server {
+    return new ssh2.Server(
       {
-        hostKeys: options.hostKeys,
+        hostKeys,
         ident: 'edgeward',
-        ...(banner ? { banner } : {}),
+        ...(this.#banner ? { banner: this.#banner } : {}),
         // The keepalives every session's liveness counts on; ssh2's own give-up is a backstop
         // that comes after the session's liveness has closed it.
         keepaliveInterval: this.#liveness.intervalMs,
@@ -179,9 +197,6 @@ export class SshEndpoint extends EventEmitter<{
       },
       (client, info) => this.#onConnection(client, info),
     );
-    // We own the TCP listener and hand each socket to ssh2, so a connection's socket can be
-    // destroyed when its client vanishes (ssh2 only ever ends it politely).
-    this.#listener = net.createServer((socket) => this.#onSocket(socket));
   }
 
   async listen(port: number, host = '127.0.0.1'): Promise<AddressInfo> {

@@ -123,6 +123,14 @@ export class TunnelEndpoint extends EventEmitter<{
     this.#listener = net.createServer((socket) => this.#onConnection(socket));
   }
 
+  /**
+   * Serves `certificate` to the handshakes from now on; sessions already up keep theirs. Throws
+   * (and changes nothing) when the key does not match the certificate or either does not parse.
+   */
+  setCertificate(certificate: { cert: string; key: string }): void {
+    this.#tls.setSecureContext({ ...this.options.tls, ...certificate });
+  }
+
   async listen(port: number, host = '127.0.0.1'): Promise<AddressInfo> {
     await new Promise<void>((resolve, reject) => {
       this.#listener.once('error', reject);
