@@ -21,7 +21,12 @@ export const backendModule = z.object({ enabled: readEnabled, backend: ref }).me
 
 export const ipRestrictionModuleInput = z.strictObject({
   enabled,
-  ip_policy_ids: z.array(z.string().min(1)).min(1, 'must list at least one IP policy').max(100),
+  // Each id once (the server says which is listed twice); declared so clients and fuzzers know.
+  ip_policy_ids: z
+    .array(z.string().min(1))
+    .min(1, 'must list at least one IP policy')
+    .max(100)
+    .meta({ uniqueItems: true }),
 });
 export const ipRestrictionModule = z
   .object({ enabled: readEnabled, ip_policies: z.array(ref) })
@@ -32,7 +37,8 @@ export const mutualTlsModuleInput = z.strictObject({
   certificate_authority_ids: z
     .array(z.string().min(1))
     .min(1, 'must list at least one certificate authority')
-    .max(100),
+    .max(100)
+    .meta({ uniqueItems: true }),
 });
 export const mutualTlsModule = z
   .object({ enabled: readEnabled, certificate_authorities: z.array(ref) })
@@ -141,4 +147,4 @@ export const hostport = z
     "must be '<lowercase host>:<port>', e.g. 'app.example.com:443'",
   )
   .refine((value) => Number(value.split(':').pop()) <= 65535, 'port must be 1..65535');
-export const hostports = z.array(hostport).max(100);
+export const hostports = z.array(hostport).max(100).meta({ uniqueItems: true });

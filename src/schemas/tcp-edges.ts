@@ -10,7 +10,7 @@ import {
 } from './edge-modules.js';
 
 /** TCP hostports are reserved addresses (`/reserved_addrs`), e.g. `eu.tcp.edgeward.dev:23456`. */
-const tcpHostports = z.array(z.string().min(1).max(300)).max(100);
+const tcpHostports = z.array(z.string().min(1).max(300)).max(100).meta({ uniqueItems: true });
 
 export const tcpEdge = z
   .object({
