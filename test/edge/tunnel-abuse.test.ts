@@ -148,8 +148,18 @@ function debugLinesFor(ip: string, endpoint: string, kind: string): LogLine[] {
   );
 }
 
+/**
+ * An agent with a session on `edge` alone: both edges of this file are live edges of one server, and
+ * an agent after more than one dials the shared address again (an unauthenticated connection from
+ * its address until the edge says it is held there), which would take a slot of the limit.
+ */
 async function agentSessionOn(edge: TestEdge): Promise<string> {
-  const agent = startTestAgent(edge, { authtoken, labels: LABELS, forward: 'http://127.0.0.1:9' });
+  const agent = startTestAgent(edge, {
+    authtoken,
+    labels: LABELS,
+    forward: 'http://127.0.0.1:9',
+    haConnections: 1,
+  });
   agents.push(agent);
   const [id] = (await once(agent, 'session')) as [string];
   return id;

@@ -44,7 +44,7 @@ const SLICE = inject('fuzzSlice');
 const ROUTES = '^/edges/https/[^/]+/routes';
 const SLICE_FILTER =
   SLICE === undefined ? [] : [SLICE === 'routes' ? '--include-path-regex' : '--exclude-path-regex', ROUTES];
-const MAX_EXAMPLES = process.env.EDGEWARD_FUZZ_EXAMPLES ?? (onPostgres ? '5' : '4');
+const MAX_EXAMPLES = process.env.EDGEWARD_FUZZ_EXAMPLES ?? (onPostgres ? '3' : '4');
 const PHASES = onPostgres ? 'fuzzing,stateful' : 'examples,coverage,fuzzing,stateful';
 /** Far above a run's work (minutes): only a hung run reaches it. */
 const TIME_LIMIT_MS = 900_000;

@@ -76,7 +76,14 @@ export async function startTestEdge(
 /** Our agent, dialing a test edge. */
 export function startTestAgent(
   edge: TestEdge,
-  options: { authtoken: string; labels: Record<string, string>; forward: string; metadata?: string },
+  options: {
+    authtoken: string;
+    labels: Record<string, string>;
+    forward: string;
+    metadata?: string;
+    /** How many edges to hold a session on (the agent's default: up to 4 of the live ones). */
+    haConnections?: number;
+  },
 ): Agent {
   const agent = new Agent({
     edgeAddr: edge.tunnelAddr,
@@ -87,6 +94,7 @@ export function startTestAgent(
     ca: edge.tunnelCa,
     serverName: 'localhost',
     ...(options.metadata === undefined ? {} : { metadata: options.metadata }),
+    ...(options.haConnections === undefined ? {} : { haConnections: options.haConnections }),
   });
   agent.start();
   return agent;
