@@ -31,7 +31,7 @@ import { HaCluster } from '../test/support/ha-cluster.ts';
 import { findPostgresBinaries, startTestCluster } from '../test/support/postgres-cluster.ts';
 import { createTestDatabase } from '../test/support/postgres-database.ts';
 import { env, machineBusySeconds, sleep } from './tools/kit.mjs';
-import { clusterWithCrds, GROUP_VERSION, startChild, stopChild } from './tools/operator-kit.mjs';
+import { clusterWithCrds, GROUP_VERSION, startChild, stopChild, waitUntil } from './tools/operator-kit.mjs';
 
 const parallel = Number(env('BENCH_PARALLEL', 4));
 const settleMs = Number(env('BENCH_SETTLE_MS', 3000));
@@ -41,15 +41,6 @@ const scenarios = env('BENCH_SCENARIOS', 'edge-kill,rolling,replica-kill,operato
 const HOST = 'ha.bench.test';
 const ADMIN_KEY = 'ewk_bench_high_availability_0123456789abcd';
 const EDGES = 3;
-
-async function waitUntil(what, check, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(200);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 const startEdges = (databaseUrl) =>
   HaCluster.start({
@@ -76,7 +67,7 @@ async function startCluster(databaseUrl) {
     cluster.startAgent(String(credential.token), 'app=echo', `tcp://127.0.0.1:${echo}`);
   }
   const allOnEveryEdge = async () => (await cluster.sessionsOf(String(credential.id))).length === 4 * EDGES;
-  await waitUntil('four agents on every edge', allOnEveryEdge);
+  await waitUntil('four agents on every edge', 30_000, allOnEveryEdge);
   return { cluster, allOnEveryEdge };
 }
 
@@ -112,7 +103,7 @@ async function edgeKill() {
       await sleep(settleMs);
       faultAt = Date.now();
       await cluster.replaceEdge(1, 'SIGKILL');
-      await waitUntil('the agents back on every edge', allOnEveryEdge);
+      await waitUntil('the agents back on every edge', 30_000, allOnEveryEdge);
       await sleep(settleMs);
     })();
     await traffic(cluster, 'edge-kill', stop, () => faultAt);
@@ -131,7 +122,7 @@ async function rolling() {
       faultAt = Date.now();
       for (let index = 0; index < EDGES; index++) {
         drains.push((await cluster.replaceEdge(index, 'SIGTERM')).stoppedInMs);
-        await waitUntil('the agents back on every edge', allOnEveryEdge);
+        await waitUntil('the agents back on every edge', 30_000, allOnEveryEdge);
       }
       await sleep(settleMs);
     })();
@@ -166,14 +157,10 @@ async function replicaKill() {
       const host = `new.${HOST}`;
       const writtenAt = Date.now();
       await cluster.httpsEdge(host, { app: 'web' });
-      await waitUntil(
-        'every edge serving the new host',
-        async () => {
-          const answers = await Promise.all(Array.from({ length: EDGES * 2 }, () => cluster.request(host)));
-          return answers.every((answer) => answer.ok);
-        },
-        30_000,
-      );
+      await waitUntil('every edge serving the new host', 30_000, async () => {
+        const answers = await Promise.all(Array.from({ length: EDGES * 2 }, () => cluster.request(host)));
+        return answers.every((answer) => answer.ok);
+      });
       changeMs = Date.now() - writtenAt;
       await sleep(settleMs);
     })();
@@ -267,11 +254,11 @@ async function operatorKill() {
     // Two Tunnels, each run by both replicas, on every edge.
     await waitUntil(
       'both replicas’ agents on every edge',
-      async () => (await sessions()) === 2 * 2 * EDGES,
       180_000,
+      async () => (await sessions()) === 2 * 2 * EDGES,
     );
     let leader;
-    await waitUntil('one leader', async () => {
+    await waitUntil('one leader', 30_000, async () => {
       const leading = await Promise.all(operators.map((operator) => operator.leading().catch(() => false)));
       leader = leading.filter(Boolean).length === 1 ? operators[leading.indexOf(true)] : undefined;
       return leader !== undefined;
@@ -283,12 +270,12 @@ async function operatorKill() {
       await sleep(settleMs);
       faultAt = Date.now();
       leader.child.kill('SIGKILL');
-      await waitUntil('the survivor to lead', () => survivor.leading().catch(() => false), 60_000);
+      await waitUntil('the survivor to lead', 60_000, () => survivor.leading());
       leadsAfter = Date.now() - faultAt;
       await waitUntil(
         'the dead replica’s sessions gone',
-        async () => (await sessions()) === 2 * EDGES,
         60_000,
+        async () => (await sessions()) === 2 * EDGES,
       );
       await sleep(settleMs);
     })();

@@ -1,10 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sshTunnelArgs } from '../support/admin-api.js';
 import { until as waitUntil } from '../support/eventually.js';
 import { HaCluster } from '../support/ha-cluster.js';
-import { HAPROXY } from '../support/haproxy.js';
+import { haproxyMissing } from '../support/haproxy.js';
 import { curlHttps } from '../support/https-curl.js';
 import { OpenSshWorkspace } from '../support/openssh.js';
 import { describeUnless } from '../support/skip-reason.js';
@@ -19,10 +18,6 @@ import { describeUnless } from '../support/skip-reason.js';
 const HOST = 'ha.example.test';
 const EDGES = 3;
 const RELAYED = 'edgeward_edge_relayed_connections_total{outcome="carried"}';
-
-const haproxyMissing = existsSync(HAPROXY)
-  ? undefined
-  : `${HAPROXY} is not installed (Debian's haproxy package)`;
 
 let cluster: HaCluster;
 let ssh: OpenSshWorkspace;

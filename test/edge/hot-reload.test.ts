@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { selfSignedCertificate } from '../../src/crypto/x509.js';
 import { until } from '../support/eventually.js';
 import { HaCluster } from '../support/ha-cluster.js';
-import { HAPROXY } from '../support/haproxy.js';
+import { haproxyMissing } from '../support/haproxy.js';
 import { MountedSecret } from '../support/mounted-secret.js';
 import { describeUnless } from '../support/skip-reason.js';
 
@@ -20,10 +20,6 @@ import { describeUnless } from '../support/skip-reason.js';
  */
 const run = promisify(execFile);
 const HOST = 'reload.example.test';
-const haproxyMissing = existsSync(HAPROXY)
-  ? undefined
-  : `${HAPROXY} is not installed (Debian's haproxy package)`;
-
 let cluster: HaCluster;
 let secret: MountedSecret;
 let scratch: string;

@@ -9,6 +9,7 @@ import { EDGE_FEED_PATH } from '../../src/schemas/edge-config.js';
 import { spawnCli } from '../support/cli-process.js';
 import { until, waitFor } from '../support/eventually.js';
 import { MountedSecret } from '../support/mounted-secret.js';
+import { OpensslWorkspace } from '../support/openssl.js';
 import { projectStore } from '../support/server.js';
 import { type ServerProcess, spawnServer } from '../support/server-process.js';
 
@@ -166,39 +167,21 @@ describe('edgeward server (as a process)', { timeout: 120_000 }, () => {
 
   it('serves HTTPS when given a certificate and key, and the new pair once their files change', async () => {
     const dir = tempDir();
+    const openssl = new OpensslWorkspace();
     /** A self-signed pair for localhost and 127.0.0.1, and its serial as openssl prints it. */
-    const pair = (name: string) => {
-      const cert = join(dir, `${name}.crt`);
-      const key = join(dir, `${name}.key`);
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'ec',
-          '-pkeyopt',
-          'ec_paramgen_curve:prime256v1',
-          '-nodes',
-          '-days',
-          '1',
-          '-subj',
-          '/CN=localhost',
-          '-addext',
-          'subjectAltName=IP:127.0.0.1,DNS:localhost',
-          '-keyout',
-          key,
-          '-out',
-          cert,
-        ],
-        { stdio: 'ignore' },
-      );
-      const serial = execFileSync('openssl', ['x509', '-noout', '-serial', '-in', cert], {
+    const pair = () => {
+      const cert = openssl.certificate({
+        subject: '/CN=localhost',
+        key: openssl.key('ec'),
+        extensions: ['subjectAltName = IP:127.0.0.1,DNS:localhost'],
+        days: 1,
+      });
+      const serial = execFileSync('openssl', ['x509', '-noout', '-serial', '-in', cert.path], {
         encoding: 'utf8',
       });
-      return { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8'), serial: serial.trim() };
+      return { cert: cert.pem, key: cert.key.pem, serial: serial.trim() };
     };
-    const first = pair('first');
+    const first = pair();
     // Mounted as Kubernetes mounts a Secret: a renewal swaps a symlink, the paths never change.
     const secret = new MountedSecret({ 'tls.crt': first.cert, 'tls.key': first.key });
     const server = await start(
@@ -238,7 +221,7 @@ describe('edgeward server (as a process)', { timeout: 120_000 }, () => {
           { encoding: 'utf8' },
         ).trim();
       expect(served()).toBe(first.serial);
-      const second = pair('second');
+      const second = pair();
       secret.update({ 'tls.crt': second.cert, 'tls.key': second.key });
       await until(
         'the renewed certificate served',
@@ -265,6 +248,7 @@ describe('edgeward server (as a process)', { timeout: 120_000 }, () => {
       await renewed.close();
     } finally {
       secret.remove();
+      openssl.cleanup();
     }
   });
 

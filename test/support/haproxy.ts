@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +27,11 @@ export interface Haproxy {
 
 /** Where Debian installs it; `.ci/run` installs the package. */
 export const HAPROXY = '/usr/sbin/haproxy';
+
+/** Why a suite that needs HAProxy cannot run here, or undefined. */
+export const haproxyMissing = existsSync(HAPROXY)
+  ? undefined
+  : `${HAPROXY} is not installed (Debian's haproxy package)`;
 
 /**
  * HAProxy from Debian's package as the load balancer in front of several edges: TCP mode (TLS
