@@ -210,12 +210,19 @@ describe('failover inside a tunnel group', () => {
     let serving = startAgent(token, group, await localService('first'));
     await sessionOpened(serving);
     const clients = new Clients(group, tcpPort);
+    // The edge binds the TCP edge when its feed brings it; on a busy CI machine that took over 10 s.
+    let last: Outcome[] = [];
     await waitFor(
       async () => {
-        const [https, tcp] = await Promise.all([clients.https(), clients.tcp()]);
-        return https.ok && tcp.ok;
+        last = await Promise.all([clients.https(5_000), clients.tcp(5_000)]);
+        return last.every((outcome) => outcome.ok);
       },
-      { what: 'the HTTPS and TCP edges serving', timeoutMs: 10_000, intervalMs: 100 },
+      {
+        what: 'the HTTPS and TCP edges serving',
+        timeoutMs: 30_000,
+        intervalMs: 100,
+        detail: () => `last outcomes: ${JSON.stringify(last)}`,
+      },
     );
 
     let finish!: () => void;
