@@ -11,6 +11,7 @@ import {
   type LiveEdge,
   type SessionLivenessSettings,
 } from '../schemas/tunnel-protocol.js';
+import type { EdgeCa } from './edge-ca.js';
 import { type CarriedSource, EdgeLink, readJson } from './edge-link.js';
 import { dialTarget, type ForwardTarget } from './forward-target.js';
 import { watchEdgeLiveness } from './liveness.js';
@@ -26,8 +27,12 @@ export interface AgentOptions {
   forward: ForwardTarget;
   metadata?: string;
   agentVersion: string;
-  /** PEM of the CA that signed the edge's certificate; the system's CAs when absent. */
-  ca?: string | Buffer;
+  /**
+   * PEM of the CA that signed the edge's certificate, or a function giving the current one, asked
+   * at each dial (a CA file followed as it changes: the next connection trusts the new CA, the
+   * sessions up stay); the system's CAs when absent.
+   */
+  ca?: EdgeCa;
   /** The name the edge's certificate is checked against; the edge's host by default. */
   serverName?: string;
   /**

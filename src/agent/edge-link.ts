@@ -13,6 +13,7 @@ import {
   TUNNEL_WINDOW_BYTES,
   TunnelPath,
 } from '../schemas/tunnel-protocol.js';
+import { currentEdgeCa, type EdgeCa } from './edge-ca.js';
 
 export interface CarriedSource {
   ip: string;
@@ -24,7 +25,8 @@ export interface EdgeLinkOptions {
   port: number;
   /** The name the edge's certificate is checked against (SNI too when it is a name). */
   serverName: string | undefined;
-  ca: string | Buffer | undefined;
+  /** What the edge's certificate is checked against: a function is asked now, at this dial. */
+  ca: EdgeCa | undefined;
   /** The hello, made when the edge asks (it names the edges held at that moment). */
   hello(): AgentHelloV2;
   carry(stream: ServerHttp2Stream, source: CarriedSource | undefined): void;
@@ -78,13 +80,14 @@ export class EdgeLink extends EventEmitter<EdgeLinkEvents> {
     // own address serves the shared certificate). SNI carries names only (RFC 6066); an IP literal
     // is checked against the certificate's IP SANs.
     const name = options.serverName ?? host;
+    const ca = currentEdgeCa(options.ca);
     this.#socket = tls.connect({
       host,
       port,
       ...(isIP(name) ? {} : { servername: name }),
       checkServerIdentity: (_host, cert) => tls.checkServerIdentity(name, cert),
       ALPNProtocols: [TUNNEL_ALPN_V2, TUNNEL_ALPN],
-      ...(options.ca ? { ca: options.ca } : {}),
+      ...(ca ? { ca } : {}),
     });
     const socket = this.#socket;
     const verdictTimeoutMs = options.verdictTimeoutMs ?? VERDICT_TIMEOUT_MS;

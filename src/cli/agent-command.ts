@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { AgentEnd } from '../agent/agent.js';
+import { readEdgeCa, watchEdgeCa } from '../agent/edge-ca.js';
 import { parseForwardTarget } from '../agent/forward-target.js';
 import { checkMetadata, DEFAULT_HA_CONNECTIONS, parseEdgeAddr, parseLabels } from '../agent/options.js';
 import type { StagedRelease } from '../agent/update.js';
@@ -15,7 +15,8 @@ const AGENT_VERSION = packageVersion();
 interface AgentFlags {
   authtoken: string;
   edgeAddr: string;
-  ca: string | undefined;
+  /** `--edge-ca`: the file and the PEM read from it at start. */
+  ca: { file: string; pem: string } | undefined;
   serverName: string | undefined;
   labels: Record<string, string>;
   forward: ReturnType<typeof parseForwardTarget>;
@@ -61,7 +62,7 @@ const AGENT_FLAGS = {
     type: 'string',
     value: 'FILE',
     defaultText: "the system's CAs",
-    help: "PEM of the CA to trust for the edge's certificate",
+    help: "PEM of the CA to trust for the edge's certificate, re-read when it changes (new dials trust the new one)",
   },
   'server-name': {
     type: 'string',
@@ -121,7 +122,7 @@ function toAgentFlags(values: FlagValues<typeof AGENT_FLAGS>): AgentFlags {
   return {
     authtoken,
     edgeAddr,
-    ca: caFile === undefined ? undefined : flag(() => readPem(caFile)),
+    ca: caFile === undefined ? undefined : { file: caFile, pem: flag(() => readCa(caFile)) },
     serverName: values['server-name'],
     labels: flag(() => parseLabels(values.label ?? [])),
     forward: flag(() => parseForwardTarget(forwardText)),
@@ -148,18 +149,12 @@ function parseHaConnections(text: string | undefined): number {
   return count;
 }
 
-function readPem(file: string): string {
-  let text: string;
+function readCa(file: string): string {
   try {
-    text = readFileSync(file, 'utf8');
+    return readEdgeCa(file);
   } catch (error) {
-    throw new UsageError(
-      `--edge-ca: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
-    );
+    throw new UsageError(`--edge-ca: ${(error as Error).message}`, { cause: error });
   }
-  if (!text.includes('-----BEGIN CERTIFICATE-----'))
-    throw new UsageError(`--edge-ca: ${file} holds no PEM certificate`);
-  return text;
 }
 
 /**
@@ -199,6 +194,20 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     },
     pino.destination({ dest: 2, sync: true }),
   );
+  // The CA file is followed as it changes (a renewed CA, a rotated Secret): each dial reads the
+  // current one, so the next connection trusts the new CA and the sessions up stay.
+  const caFile = flags.ca?.file;
+  const ca =
+    flags.ca &&
+    watchEdgeCa(flags.ca.file, flags.ca.pem, {
+      onChange: (certificates) =>
+        logger.info(
+          { file: caFile, serials: certificates.map((certificate) => certificate.serialNumber) },
+          'reloaded the edge CA: the next dial trusts it, sessions stay',
+        ),
+      onError: (error) =>
+        logger.warn({ err: error }, 'kept the current edge CA: its file changed but could not be used'),
+    });
   const agent = new Agent({
     edgeAddr: flags.edgeAddr,
     authtoken: flags.authtoken,
@@ -210,7 +219,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
     liveness: flags.liveness,
     update: { dir: flags.updateDir, enabled: flags.updateCheck },
     ...(flags.metadata === undefined ? {} : { metadata: flags.metadata }),
-    ...(flags.ca === undefined ? {} : { ca: flags.ca }),
+    ...(ca === undefined ? {} : { ca: ca.current }),
     ...(flags.serverName === undefined ? {} : { serverName: flags.serverName }),
   });
   agent.on('session', (sessionId) => logger.info({ sessionId }, 'session opened'));
@@ -254,6 +263,7 @@ async function runAgent(flags: AgentFlags): Promise<number> {
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
+    ca?.close();
   }
   switch (end.reason) {
     case 'stopped':

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { type EdgeCaFile, readEdgeCa, watchEdgeCa } from '../agent/edge-ca.js';
 import { parseEdgeAddr } from '../agent/options.js';
 import { apiKeyFromFile } from '../operator/runtime/api-key-file.js';
 import { RUNTIME_FLAGS } from '../operator/runtime/flags.js';
@@ -32,7 +32,7 @@ export const operatorCommand = defineCommand({
       type: 'string',
       value: 'FILE',
       defaultText: "the system's CAs",
-      help: "PEM of the CA to trust for the edge's certificate",
+      help: "PEM of the CA to trust for the edge's certificate, re-read when it changes (a rotated Secret)",
     },
     'edge-server-name': {
       type: 'string',
@@ -72,17 +72,37 @@ environment:
         throw new UsageError(error instanceof Error ? error.message : String(error), { cause: error });
       }
     }
-    const edge = {
-      addr: edgeAddr,
-      ca: values['edge-ca'] === undefined ? undefined : await readFile(values['edge-ca'], 'utf8'),
-      serverName: values['edge-server-name'],
-    };
-    const kubeConfig = loadKubeConfig(values.kubeconfig);
-    const { manager, api } = createOperator({ kubeConfig, apiUrl, apiKey, flags: values, edge, log });
-    manager.installSignalHandlers();
-    await manager.start();
-    const reason = await manager.done;
-    await api.close();
-    return reason === 'leadership-lost' ? 1 : 0;
+    const caFile = values['edge-ca'];
+    let ca: EdgeCaFile | undefined;
+    if (caFile !== undefined) {
+      let first: string;
+      try {
+        first = readEdgeCa(caFile);
+      } catch (error) {
+        throw new UsageError(`--edge-ca: ${(error as Error).message}`, { cause: error });
+      }
+      // Followed as its Secret rotates: agents read it at each dial, so no session is dropped for it.
+      ca = watchEdgeCa(caFile, first, {
+        onChange: (certificates) =>
+          log.info(
+            { file: caFile, serials: certificates.map((certificate) => certificate.serialNumber) },
+            'reloaded the edge CA: Tunnel agents trust it from their next dial, sessions stay',
+          ),
+        onError: (error) =>
+          log.warn({ err: error }, 'kept the current edge CA: its file changed but could not be used'),
+      });
+    }
+    const edge = { addr: edgeAddr, ca: ca?.current, serverName: values['edge-server-name'] };
+    try {
+      const kubeConfig = loadKubeConfig(values.kubeconfig);
+      const { manager, api } = createOperator({ kubeConfig, apiUrl, apiKey, flags: values, edge, log });
+      manager.installSignalHandlers();
+      await manager.start();
+      const reason = await manager.done;
+      await api.close();
+      return reason === 'leadership-lost' ? 1 : 0;
+    } finally {
+      ca?.close();
+    }
   },
 });

@@ -1,11 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSession } from '../../src/edge/tunnel/agent-session.js';
 import { SessionRefused, TunnelEndpoint } from '../../src/edge/tunnel/tunnel-endpoint.js';
 import { waitFor as waitUntil } from '../support/eventually.js';
-import { OpensslWorkspace } from '../support/openssl.js';
+import { MountedSecret } from '../support/mounted-secret.js';
+import { type OpensslCertificate, OpensslWorkspace } from '../support/openssl.js';
 
 /**
  * `edgeward agent` as a process (through tsx, as the other CLI suites run it) against a real tunnel
@@ -17,6 +19,7 @@ const BAD_TOKEN = 'ewt_cli_revoked_token_9876543210fedcba';
 
 let ssl: OpensslWorkspace;
 let caFile: string;
+let edgeLeaf: OpensslCertificate;
 let endpoint: TunnelEndpoint;
 let edgeAddr: string;
 let counter = 0;
@@ -37,6 +40,7 @@ beforeAll(async () => {
   ssl = new OpensslWorkspace();
   const { ca, leaf } = ssl.caAndLeaf('edge.test');
   caFile = ca.path;
+  edgeLeaf = leaf;
   endpoint = new TunnelEndpoint({
     tls: { cert: leaf.pem, key: leaf.key.pem },
     async authenticate(hello) {
@@ -169,6 +173,47 @@ describe('edgeward agent', () => {
       expect.objectContaining({ msg: 'closing the connection', signal: 'SIGTERM' }),
     );
     expect(run.output()).not.toContain(GOOD_TOKEN);
+  });
+
+  it('re-reads --edge-ca when its mounted Secret is swapped: the session stays, the next dial trusts the new CA', async () => {
+    const secret = new MountedSecret({ 'ca.crt': readFileSync(caFile, 'utf8') });
+    try {
+      const first = nextSession();
+      const flags = connectFlags().map((flag) => (flag === caFile ? secret.path('ca.crt') : flag));
+      const run = agent([...flags, '--no-exec-restart']);
+      const session = await first;
+
+      // The edge's certificate now comes from a new CA, which the Secret then holds alone.
+      const rotated = ssl.caAndLeaf('edge.test', 'rotated edge.test CA');
+      endpoint.setCertificate({ cert: rotated.leaf.pem, key: rotated.leaf.key.pem });
+      secret.update({ 'ca.crt': rotated.ca.pem });
+      const reloaded = await waitFor(() =>
+        logLines(run.output()).find((line) => String(line.msg).startsWith('reloaded the edge CA')),
+      );
+      expect(reloaded).toMatchObject({ level: 30, serials: [expect.any(String)] });
+      expect(endpoint.sessions().map((held) => held.id)).toEqual([session.id]);
+
+      // The reconnect trusts the new CA only: a new session.
+      const second = nextSession();
+      await session.command('restart');
+      const restarted = await second;
+      expect(restarted.id).not.toBe(session.id);
+
+      // Contents that are no CA: refused with a warning; the CA in force stays.
+      secret.update({ 'ca.crt': 'not a certificate' });
+      const kept = await waitFor(() =>
+        logLines(run.output()).find((line) => String(line.msg).startsWith('kept the current edge CA')),
+      );
+      expect(kept).toMatchObject({ level: 40 });
+      const third = nextSession();
+      await restarted.command('restart');
+      expect((await third).id).not.toBe(restarted.id);
+      run.child.kill('SIGTERM');
+      expect(await run.closed).toBe(0);
+    } finally {
+      endpoint.setCertificate({ cert: edgeLeaf.pem, key: edgeLeaf.key.pem });
+      secret.remove();
+    }
   });
 
   it('a restart re-executes the agent (a new process, a new session); a stop then ends that process', async () => {

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import type { AgentEnd, AgentOptions } from '../../../agent/agent.js';
+import { currentEdgeCa } from '../../../agent/edge-ca.js';
 import { type DesiredAgent, type TunnelAgent, TunnelAgents } from './agents.js';
 
 /** The supervisor's decisions (start, keep, replace, retry, stop) over fake agents. */
@@ -31,13 +32,14 @@ class FakeAgent extends EventEmitter {
   }
 }
 
-function setup(running = { value: true }) {
+function setup(running = { value: true }, ca?: AgentOptions['ca']) {
   const created: FakeAgent[] = [];
   const changes: string[] = [];
   const sessionChanges = { count: 0 };
   let now = 1_000_000;
   const agents = new TunnelAgents({
     agentVersion: '9.9.9',
+    ca,
     onChange: (key) => changes.push(key),
     onSessionsChange: () => sessionChanges.count++,
     mayRun: () => running.value,
@@ -95,6 +97,23 @@ describe('TunnelAgents', () => {
     created[0]?.emit('session', 'ts_old');
     expect(changes).toEqual([]);
     expect(agents.state('ns/a')?.phase).toBe('connecting');
+  });
+
+  it('gives every agent the shared CA to read at each dial: a new CA restarts none', () => {
+    let pem = 'PEM of the first CA';
+    const { agents, created } = setup({ value: true }, () => pem);
+    agents.ensure('ns/a', desired());
+    agents.ensure('ns/b', desired({ labels: { app: 'api' } }));
+    const [a, b] = created as [FakeAgent, FakeAgent];
+    a.emit('session', 'ts_a');
+    b.emit('session', 'ts_b');
+    expect(typeof a.options.ca).toBe('function');
+    pem = 'PEM of the second CA';
+    expect(agents.ensure('ns/a', desired())).toMatchObject({ phase: 'online', sessionIds: ['ts_a'] });
+    expect(agents.ensure('ns/b', desired({ labels: { app: 'api' } }))).toMatchObject({ phase: 'online' });
+    expect(created.map((agent) => agent.stopped)).toEqual([0, 0]);
+    // What their next dial trusts (EdgeLink asks the function when it connects).
+    for (const agent of created) expect(currentEdgeCa(agent.options.ca)).toBe('PEM of the second CA');
   });
 
   it('leaves a refused agent ended until the retry time or a new attempt, then dials again', async () => {

@@ -1,9 +1,13 @@
 import { createHash } from 'node:crypto';
 import { Agent, type AgentEnd, type AgentOptions } from '../../../agent/agent.js';
+import type { EdgeCa } from '../../../agent/edge-ca.js';
 import type { ForwardTarget } from '../../../agent/forward-target.js';
 
-/** What one Tunnel's agent is to be: every option but the version, which the operator's is. */
-export type DesiredAgent = Omit<AgentOptions, 'agentVersion' | 'restart' | 'update' | 'platform'>;
+/**
+ * What one Tunnel's agent is to be: every option but the version, which the operator's is, and the
+ * CA, which every agent shares and reads at each dial (`TunnelAgentsOptions.ca`).
+ */
+export type DesiredAgent = Omit<AgentOptions, 'agentVersion' | 'restart' | 'update' | 'platform' | 'ca'>;
 
 /** What a Tunnel's agent is doing, as its status reports it. */
 export type AgentState =
@@ -18,6 +22,11 @@ export type TunnelAgent = Pick<Agent, 'start' | 'stop' | 'on' | 'done' | 'setFor
 
 export interface TunnelAgentsOptions {
   agentVersion: string;
+  /**
+   * What every agent trusts for the edge's certificate (`--edge-ca`): a function is asked at each
+   * dial, so a new CA applies to the next connection and no running agent is restarted for it.
+   */
+  ca?: EdgeCa | undefined;
   /** Called whenever a Tunnel's agent state changes (session, refusal, disconnect): enqueue it. */
   onChange: (key: string) => void;
   /** Called whenever the online sessions of any key change, a stopped agent's included (`sessions()`). */
@@ -53,8 +62,9 @@ interface Running {
 /**
  * The agents the operator runs, one per Tunnel key. `ensure` is idempotent: it starts an agent,
  * keeps a running one whose options did not change (a new forward address is dialed by the next
- * connection, not by a new session), or replaces it (a new token, labels, edge...). Agent events
- * update the state and call `onChange`, so the controller writes status from `state(key)`.
+ * connection, not by a new session; a new CA is trusted by the next dial), or replaces it (a new
+ * token, labels, edge...). Agent events update the state and call `onChange`, so the controller
+ * writes status from `state(key)`.
  */
 export class TunnelAgents {
   readonly #options: TunnelAgentsOptions;
@@ -148,7 +158,8 @@ export class TunnelAgents {
     const create = this.#options.createAgent ?? ((options: AgentOptions) => new Agent(options));
     // `restart` commands reconnect in this process; no update directory: updates are refused (the
     // operator is updated as a whole, by its image).
-    const agent = create({ ...desired, forward: target, agentVersion: this.#options.agentVersion });
+    const { ca, agentVersion } = this.#options;
+    const agent = create({ ...desired, forward: target, agentVersion, ...(ca === undefined ? {} : { ca }) });
     const { edgeAddr } = desired;
     const running: Running = {
       agent,
@@ -219,11 +230,10 @@ function sameSessions(a: AgentState, b: AgentState): boolean {
 
 /** A hash of the options but the forward address (the token is in them: only its hash is kept). */
 function fingerprintOf(desired: DesiredAgent): string {
-  const { forward, ca, ...rest } = desired;
+  const { forward, ...rest } = desired;
   const text = JSON.stringify({
     ...rest,
     labels: Object.fromEntries(Object.entries(desired.labels).sort(([a], [b]) => a.localeCompare(b))),
-    ca: ca === undefined ? undefined : ca.toString(),
     protocol: forward.protocol,
   });
   return createHash('sha256').update(text, 'utf8').digest('hex');

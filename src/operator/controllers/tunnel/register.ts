@@ -56,6 +56,8 @@ export function registerTunnel(
   let report: ReplicaReport | undefined;
   const agents = new TunnelAgents({
     agentVersion: OPERATOR_AGENT_VERSION,
+    // Read by each dial: a new --edge-ca restarts no agent, the next connection trusts it.
+    ca: settings.edge?.ca,
     mayRun: () => !stopping,
     onChange: (key) => registered?.queue.add(key),
     // This replica's sessions changed: tell the leader (within a second).

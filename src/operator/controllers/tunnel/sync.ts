@@ -138,7 +138,6 @@ async function planAgent(deps: TunnelDeps, tunnel: TunnelObject, key: string): P
     labels: labels.data,
     forward,
     ...(spec.metadata === undefined ? {} : { metadata: spec.metadata }),
-    ...(deps.edge.ca === undefined ? {} : { ca: deps.edge.ca }),
     ...(deps.edge.serverName === undefined ? {} : { serverName: deps.edge.serverName }),
   };
   return { ready: true, desired, attempt: token.attempt };
