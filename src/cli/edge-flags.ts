@@ -55,6 +55,18 @@ export function edgeFlags(prefix: string, defaults: EdgeFlagDefaults): Flags {
       default: defaults.tlsAddr,
       help: `the public listener of TLS and HTTPS edges, routed by SNI${off}`,
     },
+    [`${prefix}http-addr`]: {
+      type: 'string',
+      value: 'ADDR',
+      default: LISTENER_OFF,
+      help: 'plain HTTP (port 80 in production): answers ACME HTTP-01 challenges and redirects everything else to HTTPS',
+    },
+    [`${prefix}https-redirect-port`]: {
+      type: 'string',
+      value: 'PORT',
+      default: '443',
+      help: 'the public HTTPS port the plain-HTTP listener redirects to',
+    },
     [`${prefix}ssh-addr`]: {
       type: 'string',
       value: 'ADDR',

@@ -55,6 +55,10 @@ export async function startEdgeFromFlags(
   if (!tunnelAddr) throw new Error(`--${prefix}tunnel-addr: the tunnel endpoint cannot be off`);
   const sshAddr = parseListenAddress(flag('ssh-addr') ?? 'off', `--${prefix}ssh-addr`);
   const tlsAddr = parseListenAddress(flag('tls-addr') ?? 'off', `--${prefix}tls-addr`);
+  const httpAddr = parseListenAddress(flag('http-addr') ?? 'off', `--${prefix}http-addr`);
+  const httpsRedirectPort = Number(flag('https-redirect-port') ?? '443');
+  if (!Number.isInteger(httpsRedirectPort) || httpsRedirectPort < 1 || httpsRedirectPort > 65535)
+    throw new Error(`--${prefix}https-redirect-port: '${flag('https-redirect-port')}' is not a port`);
   const metricsAddr = parseListenAddress(flag('metrics-addr') ?? 'off', `--${prefix}metrics-addr`);
   const relayAddr = parseListenAddress(flag('relay-addr') ?? 'off', `--${prefix}relay-addr`);
   const advertised = (name: string) => {
@@ -95,6 +99,7 @@ export async function startEdgeFromFlags(
     region: flag('region') ?? 'us',
     tunnel: { ...tunnelAddr, tls: tunnelTls },
     tls: tlsAddr,
+    http: httpAddr && { ...httpAddr, httpsPort: httpsRedirectPort },
     ssh: sshAddr && {
       ...sshAddr,
       hostKeys: [loadSshHostKey(sshHostKey)],
@@ -123,6 +128,7 @@ export async function startEdgeFromFlags(
     {
       tunnelPort: edge.tunnelPort,
       tlsPort: edge.tlsPort || undefined,
+      httpPort: edge.httpPort || undefined,
       sshPort: edge.sshPort || undefined,
       relayPort: edge.relayPort || undefined,
       metricsPort: metrics?.port,

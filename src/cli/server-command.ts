@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { DEFAULT_MAX_JSON_DEPTH, MAX_JSON_DEPTH_CEILING } from '../server/plugins/parsed-body-check.js';
+import { ACME_FLAGS, acmeSettingsOf } from './acme-flags.js';
 import { defineCommand, UsageError } from './command.js';
 import { type EdgeFlagDefaults, edgeFlags, parsePortRange, TCP_PORT_RANGE_FLAG } from './edge-flags.js';
 
@@ -80,6 +81,7 @@ export const serverCommand = defineCommand({
       default: '7d',
       help: 'keep delivered events for D (90m, 36h, 7d); undelivered ones stay',
     },
+    ...ACME_FLAGS,
     'print-edge-key': {
       type: 'boolean',
       help: 'print the key edges authenticate with (EDGEWARD_EDGE_KEY of edgeward edge), then exit; makes DIR/secret.key if the server has not started yet',
@@ -130,6 +132,7 @@ export const serverCommand = defineCommand({
           datadogUrl: values['datadog-url'] ?? (process.env.EDGEWARD_DATADOG_URL || undefined),
           retentionMs: parseDuration(values['event-retention'], '--event-retention'),
         };
+    const acme = acmeSettingsOf(values);
     const { default: pino } = await import('pino');
     const { startServer } = await import('../server/start.js');
     const logger = pino({
@@ -153,6 +156,7 @@ export const serverCommand = defineCommand({
       secretKey: process.env.EDGEWARD_SECRET_KEY,
       edgeKey: process.env.EDGEWARD_EDGE_KEY,
       eventDelivery,
+      acme,
       logger,
     });
     if (server.bootstrap.generatedAdminKey) {

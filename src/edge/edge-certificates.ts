@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { selfSignedCertificate } from '../crypto/x509.js';
+import { bestMatch } from '../lib/tls-names.js';
 import type { EdgeConfig } from '../schemas/edge-config.js';
-import { bestMatch } from './routing/hostnames.js';
 
 export type Certificate = { cert: string; key: string };
 
@@ -14,12 +14,25 @@ const MAX_GENERATED = 1000;
  */
 export class EdgeCertificates {
   #certificates: EdgeConfig['tls_certificates'] = [];
+  #agentIngressNames = new Set<string>();
   readonly #generated = new Map<string, Promise<Certificate>>();
 
   constructor(private readonly log: Logger) {}
 
   apply(config: EdgeConfig): void {
     this.#certificates = config.tls_certificates;
+    this.#agentIngressNames = new Set(config.agent_ingress_domains.map((name) => name.toLowerCase()));
+  }
+
+  /**
+   * For the tunnel endpoint: the certificate of an agent ingress's name an agent dialed (issued by
+   * ACME or uploaded); undefined for any other name, which gets the tunnel certificate.
+   */
+  forAgentIngress(serverName: string): Certificate | undefined {
+    const name = serverName.toLowerCase();
+    if (!this.#agentIngressNames.has(name)) return undefined;
+    const covering = bestMatch(this.#certificates, (certificate) => certificate.dns_names, name);
+    return covering && { cert: covering.certificate_pem, key: covering.private_key_pem };
   }
 
   async for(serverName: string, edgeId: string): Promise<Certificate> {

@@ -5,11 +5,13 @@ import { hashToken } from '../crypto/tokens.js';
 import { isSpecificHost, joinHostPort } from '../lib/listen-address.js';
 import type { EdgeCommand, EdgeConfig } from '../schemas/edge-config.js';
 import type { SessionLivenessSettings } from '../schemas/tunnel-protocol.js';
+import { AcmeChallenges } from './acme-challenges.js';
 import { ControlPlaneClient } from './control-plane/control-plane-client.js';
 import { EdgeCertificates } from './edge-certificates.js';
 import { EdgeMetrics } from './edge-metrics.js';
 import { HttpsFront } from './https/https-front.js';
 import { HttpsRouteTable } from './https/https-routes.js';
+import { HttpListener } from './listeners/http-listener.js';
 import { TcpListeners } from './listeners/tcp-listeners.js';
 import { type TlsEdgeEvent, TlsEdgeListener, type TlsRoute } from './listeners/tls-listener.js';
 import type { UnauthenticatedLimits } from './listeners/unauthenticated-limits.js';
@@ -38,6 +40,11 @@ export interface EdgeOptions {
   tunnel: { host: string; port: number; tls: { cert: string; key: string } };
   /** The public TLS listener of TLS edges (routed by SNI); none disables it. */
   tls?: { host: string; port: number } | undefined;
+  /**
+   * The plain-HTTP listener: ACME HTTP-01 answers, and redirects to HTTPS on `httpsPort` (default
+   * 443); none disables it.
+   */
+  http?: { host: string; port: number; httpsPort?: number | undefined } | undefined;
   /** Where OpenSSH clients open tunnels, with the edge's host keys; none disables SSH. */
   ssh?: { host: string; port: number; hostKeys: string[] } | undefined;
   /** The interface TCP edges' ports are opened on. */
@@ -96,6 +103,8 @@ export class Edge {
   /** Seals OAuth/OIDC session cookies: derived from the edge key, so every edge opens them. */
   readonly #cookieKey: Buffer;
   readonly #tls: TlsEdgeListener | undefined;
+  readonly #acmeChallenges = new AcmeChallenges();
+  readonly #http: HttpListener | undefined;
   readonly #log: Logger;
   #config: EdgeConfig | undefined;
   readonly #configWaiters = new Set<() => void>();
@@ -137,6 +146,7 @@ export class Edge {
       this.#log.debug({ endpoint, ip, kind, reason }, 'connection closed before it authenticated');
     this.#tunnel = new TunnelEndpoint({
       tls: options.tunnel.tls,
+      certificateFor: (serverName) => this.#certificates.forAgentIngress(serverName),
       edgeId: this.id,
       liveEdges: () => this.#peers.liveEdges(),
       authenticate: async (hello, ip) => {
@@ -199,6 +209,14 @@ export class Edge {
           (await this.#tlsRoutes.resolve(serverName, ip, port)) ?? this.#httpsRoute(serverName),
         onEvent: (event) => this.#onTlsEvent(event),
         onError: (error) => this.#log.error({ err: error }, 'TLS edge listener error'),
+        acmeChallengeCertificate: (serverName) => this.#acmeChallenges.alpnCertificate(serverName),
+      });
+    }
+    if (options.http) {
+      this.#http = new HttpListener({
+        acmeAnswer: (token) => this.#acmeChallenges.httpAnswer(token),
+        httpsPort: options.http.httpsPort,
+        onAnswer: (outcome) => this.metrics.connections.inc({ edge_id: 'none', outcome: `http_${outcome}` }),
       });
     }
     this.#tcpRoutes = new TcpRoutes(this.pool, this.metrics, this.#log, {
@@ -232,6 +250,8 @@ export class Edge {
   tlsPort = 0;
   /** The relay endpoint's port, once started (0 when off). */
   relayPort = 0;
+  /** The plain-HTTP listener's port, once started (0 when off). */
+  httpPort = 0;
 
   /** What this edge tells the control plane about where it is reached. */
   #advertised(): { tunnelAddr?: string; relayAddr?: string } {
@@ -280,6 +300,10 @@ export class Edge {
       this.tlsPort = (await this.#tls.listen(this.options.tls.port, this.options.tls.host)).port;
       this.#log.info({ port: this.tlsPort }, 'TLS edge listener open');
     }
+    if (this.#http && this.options.http) {
+      this.httpPort = (await this.#http.listen(this.options.http.port, this.options.http.host)).port;
+      this.#log.info({ port: this.httpPort }, 'plain-HTTP listener open (ACME HTTP-01, redirects to HTTPS)');
+    }
     if (this.#ssh && this.options.ssh) {
       this.#ssh.on('session', (session) => {
         void this.#onSession(session); // never rejects: a failed report is logged and retried on reconnect
@@ -326,6 +350,7 @@ export class Edge {
     // Stop accepting first; `closed` settles once the last carried connection is gone.
     const listenersClosed = this.#tcp.close();
     const tlsClosed = this.#tls?.close(drainTimeoutMs);
+    const httpClosed = this.#http?.close();
     this.#tunnel.stopAccepting();
     for (const session of this.pool.all()) {
       if (!session.drain?.()) continue;
@@ -357,6 +382,7 @@ export class Edge {
     this.#tcpRoutes.cutCarried();
     await listenersClosed;
     await tlsClosed;
+    await httpClosed;
     this.#https.close();
     await this.#relay?.close();
     await this.#tunnel.close();
@@ -499,6 +525,7 @@ export class Edge {
     this.#closeSessionsNoLongerAllowed(config);
     this.#tcpRoutes.apply(config);
     this.#certificates.apply(config);
+    this.#acmeChallenges.apply(config);
     this.#tlsRoutes.apply(config);
     this.#httpsRoutes.apply(config, {
       cookieKey: this.#cookieKey,
@@ -583,6 +610,8 @@ export class Edge {
     this.metrics.connections.inc({ edge_id: edgeId, outcome });
     const fields = { edgeId: event.edgeId, ip: event.ip, serverName: event.serverName, reason: event.reason };
     if (event.type === 'accepted') this.#log.debug(fields, 'carrying a TLS connection');
+    else if (event.type === 'acme_challenge')
+      this.#log.debug(fields, 'answered an ACME TLS-ALPN-01 validation');
     else this.#log.info(fields, `TLS connection not carried: ${event.type}`);
   }
 }

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
+import { bestMatch, hostOf } from '../lib/tls-names.js';
 import type { EdgeConfig, EdgeTlsEdge } from '../schemas/edge-config.js';
 import type { EdgeCertificates } from './edge-certificates.js';
 import type { TlsRoute } from './listeners/tls-listener.js';
 import { type ConnectionPolicy, compileConnectionPolicy } from './routing/connection-policy.js';
-import { bestMatch, hostOf } from './routing/hostnames.js';
 import { ALLOW_ALL, compileIpRestriction, type IpRestriction } from './routing/ip-policy.js';
 import type { SessionPool } from './routing/session-pool.js';
 

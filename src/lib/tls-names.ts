@@ -1,3 +1,5 @@
+/** Host names as TLS and HTTP use them: the host of a hostport, and certificate name matching. */
+
 /** The host of `host:port`. */
 export function hostOf(hostport: string): string {
   return hostport.slice(0, hostport.lastIndexOf(':')).toLowerCase();

@@ -53,6 +53,15 @@ export const edgeHttpsRoute = z.object({
 /** A TCP or TLS edge's traffic policy, in the API's write form; the edge compiles it (fail closed). */
 export const edgePolicyModule = z.unknown().nullable();
 
+/** A pending ACME challenge (RFC 8555 §8.3, RFC 8737): the name it proves and what to answer. */
+export const acmeChallenge = z.object({
+  type: z.enum(['http-01', 'tls-alpn-01']),
+  domain: z.string(),
+  token: z.string(),
+  key_authorization: z.string(),
+});
+export type AcmeChallenge = z.infer<typeof acmeChallenge>;
+
 export const edgeConfig = z.object({
   /** Changes whenever anything below changes; an edge ignores a snapshot it already applied. */
   revision: z.string(),
@@ -106,6 +115,17 @@ export const edgeConfig = z.object({
       routes: z.array(edgeHttpsRoute),
     }),
   ),
+  /**
+   * The ACME challenges pending now: every edge answers each one, since the CA's validation may
+   * reach any of them (HTTP-01 on the plain-HTTP listener, TLS-ALPN-01 on the SNI listener).
+   * Absent from servers older than ACME.
+   */
+  acme_challenges: z.array(acmeChallenge).default([]),
+  /**
+   * The names agents dial through agent ingresses (their regional domains): the tunnel endpoint
+   * serves a TLS certificate covering one (an ACME-issued or uploaded one) instead of its own.
+   */
+  agent_ingress_domains: z.array(z.string()).default([]),
 });
 export type EdgeConfig = z.infer<typeof edgeConfig>;
 export type EdgeTcpEdge = EdgeConfig['tcp_edges'][number];

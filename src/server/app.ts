@@ -4,6 +4,8 @@ import { randomId } from '../crypto/ids.js';
 import { SecretBox } from '../crypto/secret-box.js';
 import { loadSecretKey } from '../crypto/secret-key-file.js';
 import { rfc3339 } from '../lib/rfc3339.js';
+import type { AcmeSettings } from './acme/acme-settings.js';
+import { CertificateManager } from './acme/certificate-manager.js';
 import { authPlugin } from './auth/auth-plugin.js';
 import { PrincipalCache } from './auth/principal-cache.js';
 import { EdgeFeed } from './data-plane/edge-feed.js';
@@ -58,6 +60,8 @@ export interface AppOptions {
    * off the network); `edgeward server` turns it on unless `--no-event-delivery`.
    */
   eventDelivery?: EventDeliveryOptions | undefined;
+  /** Obtain the edges' certificates by ACME; off (self-signed for names without an upload) unless given. */
+  acme?: AcmeSettings | undefined;
 }
 
 export interface EdgewardApp {
@@ -88,6 +92,7 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
     baseUrl: options.baseUrl?.replace(/\/+$/, ''),
     tcpAddrDomain: options.tcpAddrDomain ?? 'tcp.edgeward.dev',
     tcpPortRange: options.tcpPortRange ?? { min: RESERVED_PORT_MIN, max: RESERVED_PORT_MAX },
+    acme: options.acme !== undefined,
   };
 
   const app = Fastify({
@@ -139,9 +144,13 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
     ? new EventDispatcher(db, secretBox, changes, app.log, app.metrics, options.eventDelivery)
     : undefined;
   app.decorate('eventDispatcher', dispatcher);
+  const certificates = options.acme
+    ? new CertificateManager(db, secretBox, changes, app.log, app.metrics, options.acme)
+    : undefined;
   app.addHook('onClose', async () => {
     // The send in flight finishes and is recorded before the database closes.
     await dispatcher?.stop();
+    await certificates?.stop();
     await changes.close();
     await store.destroy();
   });
@@ -171,5 +180,6 @@ export async function buildApp(options: AppOptions): Promise<EdgewardApp> {
   await app.register(methodNotAllowedPlugin);
   await app.register(openApiPlugin);
   dispatcher?.start();
+  certificates?.start();
   return { app, bootstrap, settings, edgeKey };
 }

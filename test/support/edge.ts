@@ -36,11 +36,12 @@ export async function startTestEdge(
       | 'unauthenticatedLimits'
       | 'sessionLiveness'
       | 'logger'
+      | 'http'
     >
   > & {
     tunnelHost?: string;
-    /** Open the public TLS listener of TLS edges on 127.0.0.1 (a free port). */
-    tls?: boolean;
+    /** Open the public TLS listener of TLS edges on 127.0.0.1 (a free port), or on the address given. */
+    tls?: boolean | { host: string; port: number };
     /** Open the SSH endpoint on 127.0.0.1 (a free port), with a host key generated in the data directory. */
     ssh?: boolean;
   } = {},
@@ -53,7 +54,7 @@ export async function startTestEdge(
     edgeKey: t.server.edgeKey,
     region: 'us',
     tunnel: { host: tunnelHost, port: 0, tls },
-    ...(withTls ? { tls: { host: '127.0.0.1', port: 0 } } : {}),
+    ...(withTls ? { tls: withTls === true ? { host: '127.0.0.1', port: 0 } : withTls } : {}),
     ...(withSsh ? { ssh: { host: '127.0.0.1', port: 0, hostKeys: [loadSshHostKey({ dataDir })] } } : {}),
     tcpHost: '127.0.0.1',
     tcpPortRange: { min: 1024, max: 65535 },

@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
 import { Agent, fetch } from 'undici';
 import { inject } from 'vitest';
+import type { AcmeSettings } from '../../src/server/acme/acme-settings.js';
 import type { EventDeliveryOptions } from '../../src/server/events/dispatcher.js';
 import { type RunningServer, startServer } from '../../src/server/start.js';
 import { createTestDatabase, type TestDatabase } from './postgres-database.js';
@@ -75,6 +77,10 @@ export async function startTestServer(
     tcpPortRange?: { min: number; max: number };
     /** Deliver account events (off by default, so no test reaches for a real AWS or Datadog host). */
     eventDelivery?: EventDeliveryOptions;
+    /** Obtain the edges' certificates by ACME (a local Pebble: test/support/pebble.ts). */
+    acme?: AcmeSettings;
+    /** The server's log (silent by default). */
+    logger?: FastifyBaseLogger;
   } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'edgeward-test-'));
@@ -90,7 +96,8 @@ export async function startTestServer(
       host: '127.0.0.1',
       port,
       adminApiKey: ADMIN_KEY,
-      logger: false,
+      logger: options.logger ?? false,
+      acme: options.acme,
       rateLimitPerMinute: options.rateLimitPerMinute,
       tcpPortRange: options.tcpPortRange,
       eventDelivery: options.eventDelivery,

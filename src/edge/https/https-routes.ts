@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
+import { bestMatch, hostOf, nameMatches } from '../../lib/tls-names.js';
 import type { EdgeConfig, EdgeHttpsEdge, EdgeHttpsRoute } from '../../schemas/edge-config.js';
 import type { TlsVersion } from '../listeners/tls-listener.js';
-import { bestMatch, hostOf, nameMatches } from '../routing/hostnames.js';
 import type { RouteModuleContext } from './modules/route-module.js';
 import { compileRouteModules, type RouteModules } from './route-modules.js';
 

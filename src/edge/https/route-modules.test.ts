@@ -18,6 +18,8 @@ const config: EdgeConfig = {
   tcp_edges: [],
   tls_edges: [],
   https_edges: [],
+  acme_challenges: [],
+  agent_ingress_domains: [],
 };
 const context = { config, cookieKey: Buffer.alloc(32), log: () => {} };
 

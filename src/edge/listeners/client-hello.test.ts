@@ -187,38 +187,49 @@ interface Captured {
   name: string;
   records: Buffer;
   serverName: string | undefined;
+  /** The ALPN protocols the client offered. */
+  alpn: string[];
 }
 const captured: Captured[] = [];
+const BIG_ALPN = Array.from({ length: 20 }, (_, index) => `protocol-${index}-${'p'.repeat(100)}`);
 
 beforeAll(async () => {
-  const sources: Array<[string, string | undefined, (port: number) => void | Promise<void>]> = [
-    ['openssl -servername', 'x.example.com', opensslClient(['-servername', 'x.example.com'])],
-    ['openssl -tls1_2', 'app.example.com', opensslClient(['-servername', 'App.Example.COM', '-tls1_2'])],
-    ['openssl -noservername', undefined, opensslClient(['-noservername'])],
-    ['node tls.connect', 'node.example.com', nodeClient({ servername: 'node.example.com' })],
-    ['node tls.connect without SNI', undefined, nodeClient({})],
+  const sources: Array<[string, string | undefined, string[], (port: number) => void | Promise<void>]> = [
+    ['openssl -servername', 'x.example.com', [], opensslClient(['-servername', 'x.example.com'])],
+    ['openssl -tls1_2', 'app.example.com', [], opensslClient(['-servername', 'App.Example.COM', '-tls1_2'])],
+    ['openssl -noservername', undefined, [], opensslClient(['-noservername'])],
+    // What an ACME CA's TLS-ALPN-01 validation sends (RFC 8737 §3).
+    [
+      'openssl -alpn acme-tls/1',
+      'acme.example.com',
+      ['acme-tls/1'],
+      opensslClient(['-servername', 'acme.example.com', '-alpn', 'acme-tls/1']),
+    ],
+    ['node tls.connect', 'node.example.com', [], nodeClient({ servername: 'node.example.com' })],
+    ['node tls.connect without SNI', undefined, [], nodeClient({})],
+    [
+      'node tls.connect, h2 and http/1.1',
+      'h2.example.com',
+      ['h2', 'http/1.1'],
+      nodeClient({ servername: 'h2.example.com', ALPNProtocols: ['h2', 'http/1.1'] }),
+    ],
     [
       'node tls.connect, large ALPN, 512-byte records',
       'big.example.com',
-      nodeClient(
-        {
-          servername: 'big.example.com',
-          ALPNProtocols: Array.from({ length: 20 }, (_, index) => `protocol-${index}-${'p'.repeat(100)}`),
-        },
-        512,
-      ),
+      BIG_ALPN,
+      nodeClient({ servername: 'big.example.com', ALPNProtocols: BIG_ALPN }, 512),
     ],
   ];
-  for (const [name, serverName, client] of sources) {
-    captured.push({ name, serverName, records: await capture(client) });
+  for (const [name, serverName, alpn, client] of sources) {
+    captured.push({ name, serverName, alpn, records: await capture(client) });
   }
 }, 20_000);
 
 describe('parseClientHello on captured ClientHellos', () => {
-  it('reads the SNI of openssl and node clients (lowercased), undefined without SNI', async () => {
-    for (const { name, records, serverName } of captured) {
+  it('reads the SNI (lowercased, undefined without) and the ALPN protocols of openssl and node clients', async () => {
+    for (const { name, records, serverName, alpn } of captured) {
       const parsed = parseClientHello(records);
-      expect(parsed, name).toEqual({ serverName, length: records.length });
+      expect(parsed, name).toEqual({ serverName, alpnProtocols: alpn, length: records.length });
       // OpenSSL reads the same name from the same bytes.
       expect((await opensslServerName(records))?.toLowerCase(), name).toBe(serverName);
     }
@@ -235,6 +246,7 @@ describe('parseClientHello on captured ClientHellos', () => {
       const refragmented = refragment(small.records, size);
       expect(parseClientHello(refragmented), `records of ${size}`).toEqual({
         serverName: 'x.example.com',
+        alpnProtocols: [],
         length: refragmented.length,
       });
     }
@@ -245,7 +257,11 @@ describe('parseClientHello on captured ClientHellos', () => {
   it('ignores bytes after the ClientHello (early data, the next records)', () => {
     const { records } = captured[0]!;
     const withMore = Buffer.concat([records, Buffer.from([0x17, 3, 3, 0, 3, 1, 2, 3]), Buffer.alloc(5000)]);
-    expect(parseClientHello(withMore)).toEqual({ serverName: 'x.example.com', length: records.length });
+    expect(parseClientHello(withMore)).toEqual({
+      serverName: 'x.example.com',
+      alpnProtocols: [],
+      length: records.length,
+    });
   });
 
   it('asks for more bytes at every truncation, for every capture and fragmentation', () => {
@@ -433,7 +449,7 @@ describe('readClientHello on a stream', () => {
   });
 
   it('hands back every byte read in the same chunk as the ClientHello', async () => {
-    const { records } = captured[3]!;
+    const { records } = captured.find(({ name }) => name === 'node tls.connect')!;
     const stream = feed();
     const reading = readClientHello(stream);
     const withEarlyData = Buffer.concat([records, Buffer.from('early')]);

@@ -35,6 +35,8 @@ export class ClientHelloError extends Error {
 export interface ClientHello {
   /** The `host_name` of the server_name extension, lowercased; undefined when the client sent none. */
   serverName: string | undefined;
+  /** The protocols of the ALPN extension (RFC 7301), in the client's order; empty when it sent none. */
+  alpnProtocols: string[];
   /** Every byte read from the socket, the ClientHello and whatever followed it in the same reads. */
   buffered: Buffer;
 }
@@ -42,6 +44,7 @@ export interface ClientHello {
 const CONTENT_TYPE_HANDSHAKE = 0x16;
 const HANDSHAKE_CLIENT_HELLO = 0x01;
 const EXTENSION_SERVER_NAME = 0x0000;
+const EXTENSION_ALPN = 0x0010;
 const NAME_TYPE_HOST_NAME = 0x00;
 
 export const RECORD_HEADER_BYTES = 5;
@@ -142,8 +145,20 @@ function serverNameOf(data: Buffer): string | undefined {
   return host;
 }
 
+/** The protocol names of an application_layer_protocol_negotiation extension's data (RFC 7301 §3.1). */
+function alpnProtocolsOf(data: Buffer): string[] {
+  const extension = new Reader(data, 'application_layer_protocol_negotiation');
+  const list = new Reader(extension.vector(2, 2, 0xffff, 'protocol_name_list'), 'protocol_name_list');
+  extension.end();
+  const protocols: string[] = [];
+  while (list.remaining > 0) protocols.push(list.vector(1, 1, 0xff, 'protocol_name').toString('latin1'));
+  return protocols;
+}
+
+type HelloFields = Pick<ParsedClientHello, 'serverName' | 'alpnProtocols'>;
+
 /** The fields after the handshake header of a ClientHello (RFC 8446 §4.1.2, RFC 5246 §7.4.1.2). */
-function serverNameOfBody(body: Buffer): string | undefined {
+function fieldsOfBody(body: Buffer): HelloFields {
   const hello = new Reader(body, 'ClientHello');
   hello.skip(2, 'legacy_version');
   hello.skip(32, 'random');
@@ -152,23 +167,26 @@ function serverNameOfBody(body: Buffer): string | undefined {
   if (suites.length % 2 !== 0) throw malformed('ClientHello: cipher_suites has an odd length');
   hello.vector(1, 1, 0xff, 'legacy_compression_methods');
   // Before TLS 1.3 the extensions block may be absent altogether.
-  if (hello.remaining === 0) return undefined;
+  if (hello.remaining === 0) return { serverName: undefined, alpnProtocols: [] };
   const extensions = new Reader(hello.vector(2, 0, 0xffff, 'extensions'), 'extensions');
   hello.end();
   const seen = new Set<number>();
   let serverName: string | undefined;
+  let alpnProtocols: string[] = [];
   while (extensions.remaining > 0) {
     const type = extensions.uint16('extension_type');
     const data = extensions.vector(2, 0, 0xffff, 'extension_data');
     if (seen.has(type)) throw malformed(`extensions: type ${type} appears twice`);
     seen.add(type);
     if (type === EXTENSION_SERVER_NAME) serverName = serverNameOf(data);
+    if (type === EXTENSION_ALPN) alpnProtocols = alpnProtocolsOf(data);
   }
-  return serverName;
+  return { serverName, alpnProtocols };
 }
 
 export interface ParsedClientHello {
   serverName: string | undefined;
+  alpnProtocols: string[];
   /** Bytes up to the end of the ClientHello message (record headers included). */
   length: number;
 }
@@ -230,7 +248,7 @@ function scan(data: Buffer, maxBytes: number): ParsedClientHello | { needed: num
       const length = end - (handshakeBytes - messageBytes);
       if (length > maxBytes) throw tooLarge(maxBytes);
       const message = Buffer.concat(fragments, messageBytes);
-      return { serverName: serverNameOfBody(message.subarray(4)), length };
+      return { ...fieldsOfBody(message.subarray(4)), length };
     }
     // Past the cap already means the message never fits.
     const missing = (messageBytes ?? 4) - handshakeBytes;
@@ -302,7 +320,11 @@ export function readClientHello(
         return;
       }
       finish();
-      resolve({ serverName: scanned.serverName, buffered: Buffer.from(buffered()) });
+      resolve({
+        serverName: scanned.serverName,
+        alpnProtocols: scanned.alpnProtocols,
+        buffered: Buffer.from(buffered()),
+      });
     };
     const onEnd = () =>
       fail(new ClientHelloError('closed', `the connection ended after ${length} bytes of ClientHello`));

@@ -44,6 +44,7 @@ export interface TlsCarriedRoute {
 
 export type TlsEdgeEventType =
   | 'accepted'
+  | 'acme_challenge'
   | 'no_edge'
   | 'ip_denied'
   | 'no_session'
@@ -78,6 +79,13 @@ export interface TlsEdgeListenerOptions {
     clientPort: number,
   ): TlsRoute | undefined | Promise<TlsRoute | undefined>;
   onEvent?(event: TlsEdgeEvent): void;
+  /**
+   * The TLS-ALPN-01 certificate (RFC 8737) of a pending ACME challenge for `serverName`, asked when
+   * a client offers only `acme-tls/1`, as a CA's validation does; undefined when none is pending.
+   */
+  acmeChallengeCertificate?(
+    serverName: string,
+  ): { cert: string; key: string } | undefined | Promise<{ cert: string; key: string } | undefined>;
   /** Errors of the listening socket after `listen()` resolved (e.g. EMFILE on accept). */
   onError?(error: Error): void;
   /** Time to receive a complete ClientHello. Default 10 s. */
@@ -99,6 +107,9 @@ const DEFAULT_MIN_VERSION: TlsVersion = '1.2';
 const MAX_SECURE_CONTEXTS = 512;
 /** How long a refused connection may linger after our FIN before it is destroyed. */
 const LINGER_MS = 2_000;
+
+/** The ALPN protocol of ACME's TLS-ALPN-01 validation (RFC 8737 §6.2). */
+export const ACME_TLS_ALPN = 'acme-tls/1';
 
 /** TLS alert descriptions (RFC 8446 §6). */
 const ALERT_INTERNAL_ERROR = 80;
@@ -252,6 +263,7 @@ export class TlsEdgeListener {
       return;
     }
     connection.serverName = hello.serverName;
+    if (await this.#answeredAcmeChallenge(connection, hello)) return;
 
     let route: TlsRoute | undefined;
     try {
@@ -276,6 +288,42 @@ export class TlsEdgeListener {
     if (route.mode === 'http') this.#handOver(connection, route, hello);
     else if (route.mode === 'passthrough') await this.#passthrough(connection, route, hello);
     else this.#terminate(connection, route, hello);
+  }
+
+  /**
+   * A CA validating TLS-ALPN-01 offers only `acme-tls/1`: the handshake with the challenge's
+   * certificate is the whole answer (no application data), whichever edge the name routes to.
+   */
+  async #answeredAcmeChallenge(connection: Connection, hello: ClientHello): Promise<boolean> {
+    const lookup = this.#options.acmeChallengeCertificate;
+    if (!lookup || hello.serverName === undefined) return false;
+    if (hello.alpnProtocols.length !== 1 || hello.alpnProtocols[0] !== ACME_TLS_ALPN) return false;
+    const certificate = await lookup(hello.serverName);
+    if (!certificate) return false;
+    const { raw } = connection;
+    if (this.#closedBeforeHandshake(connection)) return true;
+    raw.unshift(hello.buffered);
+    const secure = new tls.TLSSocket(raw, {
+      isServer: true,
+      secureContext: tls.createSecureContext({ cert: certificate.cert, key: certificate.key }),
+      ALPNProtocols: [ACME_TLS_ALPN],
+    });
+    connection.streams[0] = secure;
+    const timer = setTimeout(() => destroyAll(connection), this.#options.handshakeTimeoutMs ?? 10_000);
+    secure.on('error', (error) => {
+      this.#report(connection, 'handshake_failed', `ACME challenge: ${describe(error)}`);
+      destroyAll(connection);
+    });
+    secure.once('close', () => {
+      clearTimeout(timer);
+      this.#closed(connection);
+    });
+    secure.once('secure', () => {
+      clearTimeout(timer);
+      this.#report(connection, 'acme_challenge');
+      secure.end();
+    });
+    return true;
   }
 
   /** A client that sent its ClientHello and EOF: nothing to hand over, reported and closed. */

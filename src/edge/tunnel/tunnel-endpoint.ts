@@ -26,6 +26,11 @@ export class SessionRefused extends Error {}
 export interface TunnelEndpointOptions {
   /** The edge's serving certificate and key (PEM). */
   tls: { key: string | Buffer; cert: string | Buffer };
+  /**
+   * Another certificate for the name an agent dials (SNI), e.g. an agent ingress's, issued by ACME;
+   * undefined: the serving certificate above.
+   */
+  certificateFor?(serverName: string): { cert: string; key: string } | undefined;
   /** This edge's id, told to version 2 agents (which hold one session per edge). */
   edgeId?: string;
   /** The live edges, told to version 2 agents with their verdict. */
@@ -111,7 +116,12 @@ export class TunnelEndpoint extends EventEmitter<{
     this.#tls = tls.createServer(
       // Node's own handshake timer restarts with every byte and only reports (it never closes the
       // socket); the timer of `#onConnection` runs from accept and closes it.
-      { ...options.tls, ALPNProtocols: TUNNEL_ALPNS, handshakeTimeout: this.#handshakeTimeoutMs },
+      {
+        ...options.tls,
+        ALPNProtocols: TUNNEL_ALPNS,
+        handshakeTimeout: this.#handshakeTimeoutMs,
+        SNICallback: (serverName, done) => done(null, this.#contextFor(serverName)),
+      },
       (socket) => this.#onSecure(socket),
     );
     // Node leaves a socket whose handshake failed (or timed out) open: close it, and say why.
@@ -122,6 +132,27 @@ export class TunnelEndpoint extends EventEmitter<{
     });
     this.#listener = net.createServer((socket) => this.#onConnection(socket));
   }
+
+  /** The secure context of the name's own certificate, if there is one; a bad pair falls back to the serving one. */
+  #contextFor(serverName: string): tls.SecureContext | undefined {
+    const certificate = this.options.certificateFor?.(serverName);
+    if (!certificate) return undefined;
+    let context = this.#sniContexts.get(certificate.cert);
+    if (!context) {
+      try {
+        context = tls.createSecureContext({ ...this.options.tls, ...certificate });
+      } catch {
+        return undefined;
+      }
+      this.#sniContexts.set(certificate.cert, context);
+      // Renewals replace certificates: keep the recent ones only.
+      if (this.#sniContexts.size > 64)
+        this.#sniContexts.delete(this.#sniContexts.keys().next().value as string);
+    }
+    return context;
+  }
+
+  readonly #sniContexts = new Map<string, tls.SecureContext>();
 
   /**
    * Serves `certificate` to the handshakes from now on; sessions already up keep theirs. Throws

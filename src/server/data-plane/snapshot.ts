@@ -26,6 +26,8 @@ export async function buildEdgeConfig(db: Db, secretBox: SecretBox): Promise<Edg
     tls,
     https,
     routes,
+    challenges,
+    ingresses,
   ] = await Promise.all([
     db.selectFrom('credentials').select(['id', 'token_hash', 'acl']).orderBy('id').execute(),
     db.selectFrom('ssh_credentials').select(['id', 'fingerprint', 'acl']).orderBy('id').execute(),
@@ -47,6 +49,12 @@ export async function buildEdgeConfig(db: Db, secretBox: SecretBox): Promise<Edg
       .select(['id', 'edge_id', 'match_type', 'match', 'modules'])
       .orderBy('id')
       .execute(),
+    db
+      .selectFrom('acme_challenges')
+      .select(['type', 'domain', 'token', 'key_authorization'])
+      .orderBy('token')
+      .execute(),
+    db.selectFrom('agent_ingresses').select(['region_domains']).orderBy('id').execute(),
   ]);
 
   const snapshot: Snapshot = {
@@ -102,6 +110,8 @@ export async function buildEdgeConfig(db: Db, secretBox: SecretBox): Promise<Edg
           modules: routeModulesForEdge(route.id, parseStoredModules(route.modules), secretBox),
         })),
     })),
+    acme_challenges: challenges,
+    agent_ingress_domains: ingresses.flatMap((row) => JSON.parse(row.region_domains) as string[]),
   };
   // The revision names the content: an unchanged account gives the same revision on every replica.
   const revision = createHash('sha256').update(JSON.stringify(snapshot)).digest('base64url').slice(0, 22);

@@ -13,6 +13,8 @@ export interface ServerSettings {
   tcpAddrDomain: string;
   /** Ports new reserved addresses are given: the edges' `--tcp-port-range` should cover them. */
   tcpPortRange: { min: number; max: number };
+  /** Whether the server obtains certificates by ACME (`--acme-directory-url`). */
+  acme: boolean;
 }
 
 /** Everything a route handler may use. `db` is a transaction for writes. */

@@ -62,21 +62,25 @@ export function normalizeCertPolicy(policy: AgentIngressCertPolicyInput): AgentI
 }
 
 /**
- * The certificate status right after a policy is set. This server does not run ACME: it has no
- * authoritative DNS for `ns_targets` and no ACME account, so it never issues a certificate. What
- * it shows instead is the honest first step of provisioning — a job waiting for the domain's NS
- * records to point at ns_targets, retried hourly — with `renews_at` equal to the start, since the
- * first "renewal" is the still-pending first issuance. No `error_code`: nothing has failed yet.
+ * The certificate status right after a policy is set: a job at its start, with `renews_at` equal to
+ * the start (the first "renewal" is the still-pending first issuance) and no `error_code` (nothing
+ * has failed yet). With ACME on, the server's certificate manager takes the job over within seconds
+ * (src/server/acme/) and writes what it does here; without it no certificate is ever requested, and
+ * the status says so — with the NS records the domain needs either way — retried hourly.
  */
 export function pendingCertStatus(row: {
   domain: string;
   ns_targets: string[];
   startedAt: string;
+  acme: boolean;
 }): AgentIngressCertStatus {
+  const records = `the NS records of ${row.domain} must point at ${row.ns_targets.join(', ')}`;
   return {
     renews_at: row.startedAt,
     provisioning_job: {
-      msg: `waiting for the NS records of ${row.domain} to point at ${row.ns_targets.join(', ')} before requesting a certificate`,
+      msg: row.acme
+        ? `waiting for its first ACME order; ${records}`
+        : `no certificate is requested: this server has no ACME CA (edgeward server --acme-directory-url); ${records}`,
       started_at: row.startedAt,
       retries_at: rfc3339(new Date(Date.parse(row.startedAt) + RETRY_AFTER_MS)),
     },
@@ -89,12 +93,13 @@ function certColumns(
   domain: string,
   nsTargets: string[],
   startedAt: string,
+  acme: boolean,
 ): Pick<Row<'agent_ingresses'>, 'certificate_management_policy' | 'certificate_management_status'> {
   if (!policy) return { certificate_management_policy: null, certificate_management_status: null };
   return {
     certificate_management_policy: JSON.stringify(normalizeCertPolicy(policy)),
     certificate_management_status: JSON.stringify(
-      pendingCertStatus({ domain, ns_targets: nsTargets, startedAt }),
+      pendingCertStatus({ domain, ns_targets: nsTargets, startedAt, acme }),
     ),
   };
 }
@@ -131,7 +136,13 @@ export async function agentIngressRoutes(app: FastifyInstance): Promise<void> {
         domain: body.domain,
         ns_targets: JSON.stringify(nsTargets),
         region_domains: JSON.stringify(regionDomainsFor(body.domain)),
-        ...certColumns(body.certificate_management_policy, body.domain, nsTargets, described.created_at),
+        ...certColumns(
+          body.certificate_management_policy,
+          body.domain,
+          nsTargets,
+          described.created_at,
+          ctx.settings.acme,
+        ),
       };
       await insertUniqueDomain(ctx.db, row);
       return agentIngressToWire(row);
@@ -143,7 +154,8 @@ export async function agentIngressRoutes(app: FastifyInstance): Promise<void> {
     toChanges: (body, row, ctx) => {
       const { certificate_management_policy: policy, ...described } = body;
       if (policy === undefined) return described;
-      const columns = certColumns(policy, row.domain, JSON.parse(row.ns_targets) as string[], ctx.now());
+      const nsTargets = JSON.parse(row.ns_targets) as string[];
+      const columns = certColumns(policy, row.domain, nsTargets, ctx.now(), ctx.settings.acme);
       // Re-sending the policy in force must not restart its provisioning job.
       if (columns.certificate_management_policy === row.certificate_management_policy) return described;
       return { ...described, ...columns };

@@ -8,7 +8,7 @@ import {
   tlsCertificateList,
   tlsCertificateUpdate,
 } from '../../schemas/tls-certificates.js';
-import { badRequest } from '../errors/api-error.js';
+import { badRequest, conflict } from '../errors/api-error.js';
 import type { RequestContext } from '../http/context.js';
 import { insertRow, type Row } from '../store/rows.js';
 import { defineCollection } from './collection.js';
@@ -96,6 +96,16 @@ export async function tlsCertificateRoutes(app: FastifyInstance): Promise<void> 
     body: tlsCertificateUpdate,
     toChanges: (body) => body,
   });
-  // No edge field of the spec refers to a TLS certificate, so a delete has nothing to refuse.
-  defineCollectionReads(app, TLS_CERTIFICATES);
+  // No edge field of the spec refers to a TLS certificate; what a delete refuses is a certificate the
+  // server itself obtained by ACME (`issued_at` set): it follows the names edges serve.
+  defineCollectionReads(app, TLS_CERTIFICATES, {
+    beforeDelete: async (row) => {
+      const derived = JSON.parse(row.derived) as LeafCertificateFields;
+      if (derived.issued_at === null) return;
+      throw conflict(
+        `id: ${row.id} is managed by the server (ACME, for ${derived.subject_alternative_names.dns_names.join(', ')}): ` +
+          'it goes when no edge serves its names, or when a certificate uploaded for them takes over',
+      );
+    },
+  });
 }

@@ -95,6 +95,46 @@ export interface EdgeProcessesTable {
   relay_addr: string | null;
 }
 
+/** An ACME account of the server, per directory URL. */
+export interface AcmeAccountsTable {
+  directory_url: string;
+  created_at: string;
+  email: string;
+  key_sealed: string;
+  account_url: string | null;
+}
+
+/** A certificate the server obtains and renews by ACME (src/server/acme/). */
+export interface ManagedCertificatesTable {
+  /** Who wants it: `edge-host:<name>` or `agent-ingress:<id>`. */
+  subject: string;
+  created_at: string;
+  /** JSON array of DNS names. */
+  domains: string;
+  key_type: 'rsa' | 'ecdsa';
+  certificate_id: string | null;
+  not_after: string | null;
+  renews_at: string | null;
+  retries_at: string | null;
+  failures: number;
+  error_code: 'DNS_ERROR' | 'INTERNAL_ERROR' | null;
+  msg: string;
+  job_started_at: string | null;
+  order_url: string | null;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+}
+
+/** A pending ACME challenge: every edge answers it. */
+export interface AcmeChallengesTable {
+  token: string;
+  subject: string;
+  domain: string;
+  type: 'http-01' | 'tls-alpn-01';
+  key_authorization: string;
+  created_at: string;
+}
+
 export interface IdempotencyKeysTable {
   principal_id: string;
   idempotency_key: string;
@@ -118,6 +158,9 @@ export interface Database {
   tunnel_sessions: TunnelSessionsTable;
   edge_processes: EdgeProcessesTable;
   idempotency_keys: IdempotencyKeysTable;
+  acme_accounts: AcmeAccountsTable;
+  managed_certificates: ManagedCertificatesTable;
+  acme_challenges: AcmeChallengesTable;
   certificate_authorities: CertificateAuthoritiesTable;
   tls_certificates: TlsCertificatesTable;
   ssh_certificate_authorities: SshCertificateAuthoritiesTable;
