@@ -45,7 +45,7 @@ environment:
     const megabytes = (manifest.files['edgeward.sqlite'].bytes / 1024 / 1024).toFixed(1);
     process.stdout.write(
       `backed up ${values['data-dir']} into ${out}: edgeward.sqlite (${megabytes} MiB, ${manifest.migrations.length} migrations), secret.key (from ${manifest.key_source}), manifest.json\n` +
-        `the key opens ${opened.edge_config_tls_private_keys} TLS private keys, ${opened.ssh_certificate_authority_keys} SSH CA keys and ${opened.event_destination_targets} event destination targets\n`,
+        `the key opens ${opened.edge_config_tls_private_keys} TLS private keys, ${opened.ssh_certificate_authority_keys} SSH CA keys, ${opened.event_destination_targets} event destination targets and ${opened.acme_account_keys} ACME account keys\n`,
     );
     return 0;
   },
@@ -78,7 +78,7 @@ edgeward server --data-dir NEW_DIR. On any failure NEW_DIR is left empty.`,
     const { manifest, opened } = await restoreDataDir({ backup, dataDir });
     process.stdout.write(
       `restored ${backup} (taken ${manifest.created_at} by edgeward ${manifest.edgeward_version}) into ${dataDir}\n` +
-        `the key opens ${opened.edge_config_tls_private_keys} TLS private keys, ${opened.ssh_certificate_authority_keys} SSH CA keys and ${opened.event_destination_targets} event destination targets\n` +
+        `the key opens ${opened.edge_config_tls_private_keys} TLS private keys, ${opened.ssh_certificate_authority_keys} SSH CA keys, ${opened.event_destination_targets} event destination targets and ${opened.acme_account_keys} ACME account keys\n` +
         `start it: edgeward server --data-dir ${dataDir}\n`,
     );
     if (manifest.key_source === 'EDGEWARD_SECRET_KEY') {

@@ -96,7 +96,7 @@ describe('edgeward backup and restore', () => {
       await writer;
       expect(backup.code, backup.output).toBe(0);
       expect(backup.output).toMatch(
-        /backed up .* into .*backup-1: edgeward\.sqlite \(.* MiB, \d+ migrations\), secret\.key \(from secret\.key\), manifest\.json\nthe key opens 1 TLS private keys, 1 SSH CA keys and 1 event destination targets/,
+        /backed up .* into .*backup-1: edgeward\.sqlite \(.* MiB, \d+ migrations\), secret\.key \(from secret\.key\), manifest\.json\nthe key opens 1 TLS private keys, 1 SSH CA keys, 1 event destination targets and 0 ACME account keys/,
       );
       expect(readdirSync(backupDir()).sort()).toEqual(['edgeward.sqlite', 'manifest.json', 'secret.key']);
       expect(statSync(join(backupDir(), 'secret.key')).mode & 0o077).toBe(0);
@@ -114,7 +114,7 @@ describe('edgeward backup and restore', () => {
       const restore = await cli(['restore', backupDir(), '--data-dir', target]);
       expect(restore.code, restore.output).toBe(0);
       expect(restore.output).toContain(
-        'the key opens 1 TLS private keys, 1 SSH CA keys and 1 event destination targets',
+        'the key opens 1 TLS private keys, 1 SSH CA keys, 1 event destination targets and 0 ACME account keys',
       );
       expect(restore.output).toContain(`start it: edgeward server --data-dir ${target}`);
 

@@ -1,5 +1,6 @@
 import { createPrivateKey } from 'node:crypto';
 import type { SecretBox } from '../../crypto/secret-box.js';
+import { openAccountKey } from '../acme/acme-account.js';
 import { buildEdgeConfig } from '../data-plane/snapshot.js';
 import { openTarget } from '../events/stored-target.js';
 import { privateKeyContext as sshCaPrivateKeyContext } from '../routes/ssh-certificate-authorities.js';
@@ -10,6 +11,7 @@ export interface SealedSecretCounts {
   edge_config_tls_private_keys: number;
   ssh_certificate_authority_keys: number;
   event_destination_targets: number;
+  acme_account_keys: number;
 }
 
 /**
@@ -38,9 +40,18 @@ export async function openSealedSecrets(db: Db, secretBox: SecretBox): Promise<S
   }
   const destinations = await db.selectFrom('event_destinations').select(['id', 'target_sealed']).execute();
   for (const row of destinations) openTarget(secretBox, row.id, row.target_sealed);
+  const accounts = await db.selectFrom('acme_accounts').select(['directory_url', 'key_sealed']).execute();
+  for (const row of accounts) {
+    try {
+      createPrivateKey(openAccountKey(secretBox, row));
+    } catch (cause) {
+      throw new Error(`the ACME account key for ${row.directory_url} cannot be opened`, { cause });
+    }
+  }
   return {
     edge_config_tls_private_keys: edgeConfig.tls_certificates.length,
     ssh_certificate_authority_keys: authorities.length,
     event_destination_targets: destinations.length,
+    acme_account_keys: accounts.length,
   };
 }
