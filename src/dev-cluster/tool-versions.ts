@@ -19,6 +19,17 @@ export const TOOL_VERSIONS = {
   containerd: 'v2.4.2',
   /** github.com/coredns/coredns, the node's cluster DNS (Service names). */
   coredns: 'v1.15.0',
+  /**
+   * github.com/letsencrypt/pebble/v2, Let's Encrypt's test ACME server, and its pebble-challtestsrv
+   * (the DNS server Pebble's validation authority asks): the ACME tests' certificate authority.
+   */
+  pebble: 'v2.10.3',
+  /**
+   * github.com/cert-manager/cert-manager: its controller, run out of cluster. The release's own
+   * main (cmd/controller) is a nested module no proxy serves, so go-modules/cert-manager-controller
+   * wraps the controllers of the published module; its CRDs ship in the module's deploy/crds.
+   */
+  certManager: 'v1.21.2',
 } as const;
 
 /** What every Kubernetes suite needs. */
@@ -35,7 +46,19 @@ export type NodeTool =
   | 'coredns'
   /** The pause (sandbox) image as an OCI archive, built from the Kubernetes source. */
   | 'pause.oci.tar';
-export type ToolName = ControlPlaneTool | NodeTool;
+/** What the ACME tests add: a test certificate authority, and cert-manager as a client of it. */
+export type CertificateTool =
+  | 'pebble'
+  | 'pebble-challtestsrv'
+  /** Pebble's test certificates from its module: the minica root and the localhost pair it serves. */
+  | 'pebble-certs'
+  | 'cert-manager-controller'
+  /**
+   * The release's CustomResourceDefinitions, a folder of YAML files; apply them server-side (three
+   * are too big for the last-applied annotation of a client-side apply).
+   */
+  | 'cert-manager-crds';
+export type ToolName = ControlPlaneTool | NodeTool | CertificateTool;
 export const ALL_TOOLS: readonly ControlPlaneTool[] = [
   'etcd',
   'kube-apiserver',
@@ -53,4 +76,11 @@ export const NODE_TOOLS: readonly NodeTool[] = [
   'ctr',
   'coredns',
   'pause.oci.tar',
+];
+export const CERTIFICATE_TOOLS: readonly CertificateTool[] = [
+  'pebble',
+  'pebble-challtestsrv',
+  'pebble-certs',
+  'cert-manager-controller',
+  'cert-manager-crds',
 ];

@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import {
+  chmodSync,
   copyFileSync,
   existsSync,
   mkdirSync,
@@ -10,7 +11,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packOciArchive } from '../lib/oci-archive.js';
 import { processAlive } from '../lib/process-alive.js';
@@ -73,6 +74,16 @@ const groups: ToolGroup[] = [
   },
   { folder: `coredns-${TOOL_VERSIONS.coredns}`, tools: ['coredns'], build: buildCoreDns },
   { folder: `pause-${TOOL_VERSIONS.kubernetes}`, tools: ['pause.oci.tar'], build: buildPauseImage },
+  {
+    folder: `pebble-${TOOL_VERSIONS.pebble}`,
+    tools: ['pebble', 'pebble-challtestsrv', 'pebble-certs'],
+    build: buildPebble,
+  },
+  {
+    folder: `cert-manager-${TOOL_VERSIONS.certManager}`,
+    tools: ['cert-manager-controller', 'cert-manager-crds'],
+    build: buildCertManager,
+  },
   {
     folder: `argocd-lua-${TOOL_VERSIONS.gopherLua}`,
     tools: ['argocd-lua'],
@@ -294,20 +305,88 @@ async function buildCoreDns(outDir: string, log: Log): Promise<void> {
   await go(['install', '-trimpath', '-ldflags', '-s -w', pkg], toolsCacheDir(), log, pkg, { GOBIN: outDir });
 }
 
+/** Where the Go module cache holds a module's source (downloaded first when it is not there). */
+function moduleSource(module: string, version: string): string {
+  const probe = spawnSync('go', ['mod', 'download', '-json', `${module}@${version}`], {
+    encoding: 'utf8',
+    env: goEnv(),
+    cwd: toolsCacheDir(),
+  });
+  if (probe.status !== 0) throw new Error(`go mod download ${module}@${version} failed:\n${probe.stderr}`);
+  return (JSON.parse(probe.stdout) as { Dir: string }).Dir;
+}
+
+/** Copies files of a module's source into a folder of the build, writable (the module cache's are not). */
+function copyFromModule(source: string, files: string[], into: string): void {
+  for (const file of files) {
+    const target = join(into, file);
+    mkdirSync(dirname(target), { recursive: true });
+    copyFileSync(join(source, file), target);
+    chmodSync(target, 0o644);
+  }
+}
+
+/**
+ * Pebble and pebble-challtestsrv, and in `pebble-certs/` the module's test certificates: the
+ * minica root (`pebble.minica.pem`) and the `localhost` pair it issued (`localhost/cert.pem`,
+ * `localhost/key.pem`), which Pebble serves its ACME and management APIs with.
+ */
+async function buildPebble(outDir: string, log: Log): Promise<void> {
+  const version = TOOL_VERSIONS.pebble;
+  const module = 'github.com/letsencrypt/pebble/v2';
+  await go(
+    [
+      'install',
+      '-trimpath',
+      '-ldflags',
+      `-s -w -X main.version=${version}`,
+      ...['pebble', 'pebble-challtestsrv'].map((command) => `${module}/cmd/${command}@${version}`),
+    ],
+    toolsCacheDir(),
+    log,
+    `pebble ${version}`,
+    { GOBIN: outDir },
+  );
+  copyFromModule(
+    join(moduleSource(module, version), 'test', 'certs'),
+    ['pebble.minica.pem', 'localhost/cert.pem', 'localhost/key.pem'],
+    join(outDir, 'pebble-certs'),
+  );
+}
+
+/**
+ * cert-manager's controller through the wrapper module go-modules/cert-manager-controller, and in
+ * `cert-manager-crds/` the release's CRDs (the module's `deploy/crds`, whose specs are the chart's).
+ */
+async function buildCertManager(outDir: string, log: Log): Promise<void> {
+  const version = TOOL_VERSIONS.certManager;
+  const module = 'github.com/cert-manager/cert-manager';
+  const goMod = readFileSync(join(WRAPPERS, 'cert-manager-controller', 'go.mod'), 'utf8');
+  if (!goMod.includes(`require ${module} ${version}\n`)) {
+    throw new Error(
+      `src/dev-cluster/go-modules/cert-manager-controller/go.mod must require ${module} ${version}`,
+    );
+  }
+  await buildWrapper(
+    'cert-manager-controller',
+    version,
+    outDir,
+    log,
+    `cert-manager-controller ${version}`,
+    `-X ${module}/pkg/util.AppVersion=${version}`,
+  );
+  const source = moduleSource(module, version);
+  const crds = readdirSync(join(source, 'deploy', 'crds')).filter((file) => file.endsWith('.yaml'));
+  copyFromModule(join(source, 'deploy', 'crds'), crds, join(outDir, 'cert-manager-crds'));
+}
+
 /**
  * The pod sandbox image: `build/pause/linux/pause.c` of the Kubernetes release, compiled static
  * (gcc) and packed as a one-file OCI archive named for containerd.
  */
 async function buildPauseImage(outDir: string, log: Log): Promise<void> {
   const version = TOOL_VERSIONS.kubernetes;
-  const probe = spawnSync('go', ['mod', 'download', '-json', `k8s.io/kubernetes@${version}`], {
-    encoding: 'utf8',
-    env: goEnv(),
-    cwd: toolsCacheDir(),
-  });
-  if (probe.status !== 0)
-    throw new Error(`go mod download k8s.io/kubernetes@${version} failed:\n${probe.stderr}`);
-  const { Dir: source } = JSON.parse(probe.stdout) as { Dir: string };
+  const source = moduleSource('k8s.io/kubernetes', version);
   const rootfs = join(outDir, 'rootfs');
   mkdirSync(rootfs, { recursive: true });
   log(`pause ${version}: gcc -static build/pause/linux/pause.c`);
@@ -344,9 +423,11 @@ async function buildWrapper(
   outDir: string,
   log: Log,
   what: string,
+  stamp = '',
 ): Promise<void> {
   const dir = buildDir(`${wrapper}-${version}`, [`${wrapper}/go.mod`, `${wrapper}/main.go`]);
-  await go(['build', '-trimpath', '-ldflags', '-s -w', '-o', join(outDir, wrapper), '.'], dir, log, what);
+  const ldflags = `-s -w ${stamp}`.trim();
+  await go(['build', '-trimpath', '-ldflags', ldflags, '-o', join(outDir, wrapper), '.'], dir, log, what);
 }
 
 async function buildHelm(outDir: string, log: Log): Promise<void> {
