@@ -44,6 +44,8 @@ export interface OrderJob {
   withdraw(): Promise<void>;
   /** What the job is doing now, for the status users read. */
   progress(msg: string): Promise<void>;
+  /** A step worth a line in the server's log (an order created or resumed). */
+  note(message: string): void;
 }
 
 export interface IssuedCertificate {
@@ -66,9 +68,12 @@ export async function runOrder(job: OrderJob): Promise<IssuedCertificate> {
 async function orderSteps(job: OrderJob): Promise<IssuedCertificate> {
   const { client } = job;
   let order = job.resumeOrderUrl ? await resumable(client, job.resumeOrderUrl) : undefined;
-  if (!order) {
+  if (order) job.note(`resuming the order ${order.url} (${order.status})`);
+  else {
+    if (job.resumeOrderUrl) job.note(`the order ${job.resumeOrderUrl} cannot be taken further: a new order`);
     order = await client.createOrder({ identifiers: job.domains.map((value) => ({ type: 'dns', value })) });
     await job.onOrder(order.url);
+    job.note(`new order ${order.url}`);
   }
   if (order.status === 'pending') await authorize(job, order);
   await job.progress('all names proven; finalizing the order');

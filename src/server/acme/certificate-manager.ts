@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { PostgresAdapter } from 'kysely';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { randomId } from '../../crypto/ids.js';
 import type { SecretBox } from '../../crypto/secret-box.js';
@@ -37,6 +38,7 @@ export class CertificateManager {
   #pass: Promise<void> | undefined;
   #passAgain = false;
   #stopped = false;
+  #released: Promise<void> | undefined;
 
   constructor(
     private readonly db: Db,
@@ -52,6 +54,15 @@ export class CertificateManager {
   }
 
   start(): void {
+    // On SQLite this is the only process: leases a killed one left are nobody's (on PostgreSQL other
+    // replicas may be alive, and their leases are left to expire).
+    if (!(this.db.getExecutor().adapter instanceof PostgresAdapter)) {
+      this.#released = this.#store
+        .releaseAll()
+        .catch((error: unknown) =>
+          this.log.warn({ err: error }, 'ACME certificates: freeing stale leases failed'),
+        );
+    }
     this.changes.on('changed', this.#onChange);
     this.#timer = setInterval(() => this.#schedulePass(), this.settings.pollMs);
     this.#timer.unref();
@@ -104,6 +115,7 @@ export class CertificateManager {
 
   /** Follows what the edges need, then starts the jobs due, up to the concurrency. */
   async #runPass(): Promise<void> {
+    await this.#released;
     const { wanted, skipped } = await wantedCertificates(this.db);
     for (const { name, reason } of skipped) {
       if (this.#skippedLogged.has(name)) continue;
@@ -182,6 +194,11 @@ export class CertificateManager {
             },
             withdraw: () => this.#store.withdraw(row.subject),
             progress: (msg) => update({ msg }),
+            note: (message) =>
+              this.log.info(
+                { subject: row.subject, domains },
+                `ACME certificates: ${domains.join(', ')}: ${message}`,
+              ),
           });
         } catch (error) {
           throw asOrderFailure(error);

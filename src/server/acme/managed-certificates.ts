@@ -254,13 +254,19 @@ export class ManagedCertificates {
     return times.length === 0 ? undefined : new Date(Math.min(...times));
   }
 
-  /** Every lease this replica holds, given back (on shutdown: another replica may go on at once). */
-  async releaseAll(owner: string): Promise<void> {
-    await this.db
+  /**
+   * Gives leases back so another replica may go on at once: those `owner` holds (on shutdown), or
+   * every one (a SQLite server starting: the only process, so any lease is a killed one's).
+   */
+  async releaseAll(owner?: string): Promise<void> {
+    let update = this.db
       .updateTable('managed_certificates')
-      .set({ lease_owner: null, lease_expires_at: null })
-      .where('lease_owner', '=', owner)
-      .execute();
+      .set({ lease_owner: null, lease_expires_at: null });
+    update =
+      owner === undefined
+        ? update.where('lease_owner', 'is not', null)
+        : update.where('lease_owner', '=', owner);
+    await update.execute();
   }
 
   async #write(work: (trx: Db) => Promise<void>): Promise<void> {
