@@ -120,10 +120,10 @@ class AcmeSetup {
   }
 
   /** What the edge serves for `host`, verified by openssl against Pebble's root: the leaf's serial. */
-  async servedSerial(host: string): Promise<string> {
+  async servedSerial(host: string, address = '127.0.0.1'): Promise<string> {
     const { stdout } = await run('sh', [
       '-c',
-      `openssl s_client -connect 127.0.0.1:${this.tlsPort} -servername ${host} -verify_return_error ` +
+      `openssl s_client -connect ${address}:${this.tlsPort} -servername ${host} -verify_return_error ` +
         `-verify_hostname ${host} -CAfile ${this.rootFile} </dev/null 2>/dev/null | openssl x509 -noout -serial`,
     ]);
     return normalSerial(stdout.replace(/^serial=/, ''));
@@ -228,6 +228,35 @@ describeUnless(pebbleSkip, 'ACME by TLS-ALPN-01: issued, served, renewed', () =>
         `-CAfile ${setup.rootFile} </dev/null 2>/dev/null | openssl x509 -noout -serial`,
     ]);
     expect(normalSerial(stdout.replace(/^serial=/, ''))).toBe(normalSerial(issued.serial_number));
+  });
+
+  it('every edge answers every challenge: names validated at two other edges, whichever the CA reaches', async () => {
+    // Two more edges on other loopback addresses, at the port the CA validates: each name below
+    // resolves to one of them only.
+    const edges = await Promise.all(
+      ['127.0.0.11', '127.0.0.12'].map((host) =>
+        startTestEdge(setup.t, { tls: { host, port: setup.tlsPort } }),
+      ),
+    );
+    try {
+      await setup.pebble.pointHost('first.two-edges.acme.test', '127.0.0.11');
+      await setup.pebble.pointHost('second.two-edges.acme.test', '127.0.0.12');
+      for (const host of ['first.two-edges.acme.test', 'second.two-edges.acme.test'])
+        await setup.httpsEdge(host);
+      const first = await setup.issued('first.two-edges.acme.test');
+      const second = await setup.issued('second.two-edges.acme.test');
+      // And every edge serves both.
+      for (const address of ['127.0.0.1', '127.0.0.11', '127.0.0.12']) {
+        expect(await setup.servedSerial('first.two-edges.acme.test', address)).toBe(
+          normalSerial(first.serial_number),
+        );
+        expect(await setup.servedSerial('second.two-edges.acme.test', address)).toBe(
+          normalSerial(second.serial_number),
+        );
+      }
+    } finally {
+      await Promise.all(edges.map((edge) => edge.stop()));
+    }
   });
 
   it('renews at about two thirds of the lifetime; the edge serves the new certificate without a restart', async () => {

@@ -100,6 +100,8 @@ export interface Pebble {
   failDns(host: string): Promise<void>;
   /** Undoes `failDns(host)`: it resolves to 127.0.0.1 again. */
   restoreDns(host: string): Promise<void>;
+  /** Makes `host` resolve to `ipv4` (another loopback address, where another edge listens). */
+  pointHost(host: string, ipv4: string): Promise<void>;
   /** Both processes' output so far (the last 256 KiB), each line prefixed with its name. */
   output(): string;
   stop(): Promise<void>;
@@ -362,6 +364,7 @@ export async function startPebble(options: PebbleOptions): Promise<Pebble> {
     up: () => forwarder.listen(),
     failDns: (host) => challtestsrv('/set-servfail', { host }),
     restoreDns: (host) => challtestsrv('/clear-servfail', { host }),
+    pointHost: (host, ipv4) => challtestsrv('/add-a', { host, addresses: [ipv4] }),
     output: () => log.text,
     async stop() {
       await stopAll();
