@@ -596,6 +596,8 @@ describe('Helm chart and kustomize config', () => {
       '--data-dir=/data',
       '--tunnel-addr=:4443',
       '--tls-addr=:8443',
+      '--http-addr=:8080',
+      '--https-redirect-port=443',
       '--ssh-addr=:2222',
       '--tcp-host=0.0.0.0',
       '--region=us',
@@ -667,6 +669,7 @@ describe('Helm chart and kustomize config', () => {
       undefined,
       undefined,
       undefined,
+      undefined,
     ]);
     expect(edgePod.automountServiceAccountToken).toBe(false);
     expect(edgePod.terminationGracePeriodSeconds).toBeGreaterThan(10);
@@ -688,6 +691,8 @@ describe('Helm chart and kustomize config', () => {
     expect(service?.spec.ports).toEqual([
       { name: 'tunnel', port: 4443, targetPort: 'tunnel', protocol: 'TCP' },
       { name: 'tls', port: 443, targetPort: 'tls', protocol: 'TCP' },
+      // ACME HTTP-01 answers, and a redirect to HTTPS for everything else.
+      { name: 'http', port: 80, targetPort: 'http', protocol: 'TCP' },
       { name: 'ssh', port: 2222, targetPort: 'ssh', protocol: 'TCP' },
     ]);
     const [metrics] = find(objects, 'Service', `${prefix}-edge-metrics`) as ServiceObject[];
@@ -821,6 +826,9 @@ describe('Helm chart and kustomize config', () => {
       'server.persistence.enabled=false',
       'server.rateLimit=0',
       'ingressClass.enabled=true',
+      'server.acme.directoryUrl=https://acme.example.com/directory',
+      'server.acme.email=certificates@example.com',
+      'server.acme.caBundle.existingSecret=acme-ca',
     ]);
     const objects = documents(rendered);
     const [monitor] = find(objects, 'ServiceMonitor');
@@ -834,6 +842,17 @@ describe('Helm chart and kustomize config', () => {
     const text = JSON.stringify(objects);
     expect(text).toContain('"--database-url=$(EDGEWARD_DATABASE_URL)"');
     expect(text).toContain('"--rate-limit=0"');
+    // ACME: the CA, the contact, the challenges, and a private CA's bundle mounted from its Secret.
+    const server = podOf(objects, 'StatefulSet', `${release}-edgeward-server`);
+    expect(server.containers[0]?.args).toEqual(
+      expect.arrayContaining([
+        '--acme-directory-url=https://acme.example.com/directory',
+        '--acme-email=certificates@example.com',
+        '--acme-challenges=tls-alpn-01,http-01',
+        '--acme-ca-bundle=/etc/edgeward/acme-ca/ca.crt',
+      ]),
+    );
+    expect(server.volumes?.find((volume) => volume.name === 'acme-ca')?.secret?.secretName).toBe('acme-ca');
     expect(text).toContain('"--api-key-file=/etc/edgeward/api-key/token"');
     expect(text).toContain('"secretName":"operator-key"');
     expect(text).not.toContain('volumeClaimTemplates');
@@ -848,6 +867,9 @@ describe('Helm chart and kustomize config', () => {
         'operator.metrics.service.enabled=false',
       ]),
     ).rejects.toThrow(/serviceMonitor\.enabled needs operator\.metrics\.service\.enabled/);
+    await expect(
+      template(releaseNs, ['server.acme.directoryUrl=https://acme.example.com/directory']),
+    ).rejects.toThrow(/server\.acme\.email is required/);
   });
 
   it('renders the edge options: existing Secrets (stable output), hostNetwork, PDB, ServiceMonitor; none when disabled', async () => {
@@ -911,6 +933,7 @@ describe('Helm chart and kustomize config', () => {
     expect(service?.spec.ports.map((port) => `${port.name}:${port.port}:${port.nodePort ?? '-'}`)).toEqual([
       'tunnel:4443:30443',
       'tls:443:-',
+      'http:80:-',
     ]);
 
     // The operator trusts the tunnel certificate Secret's certificate (only that key is mounted:
@@ -954,7 +977,13 @@ describe('Helm chart and kustomize config', () => {
       podOf(accepted, 'Deployment', `${prefix}-edge`).containers[0]?.ports?.map(
         (port) => `${port.name}:${port.containerPort}:${port.hostPort}`,
       ),
-    ).toEqual(['tunnel:4443:4443', 'tls:8443:8443', 'metrics:9464:9464', 'relay:4446:4446']);
+    ).toEqual([
+      'tunnel:4443:4443',
+      'tls:8443:8443',
+      'http:8080:8080',
+      'metrics:9464:9464',
+      'relay:4446:4446',
+    ]);
 
     // edge.enabled=false: no edge object, no edge key on the server, no --edge-addr.
     const without = documents(await template(releaseNs, ['edge.enabled=false'])).filter(
