@@ -6,17 +6,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
-import { freePort } from '../../src/dev-cluster/free-port.js';
-import { ensureTools, type ToolPaths } from '../../src/dev-cluster/tools.js';
-import { waitFor } from './eventually.js';
+import { freePort } from './free-port.js';
+import type { ToolPaths } from './tools.js';
 
 /**
  * Pebble, Let's Encrypt's ACME test server, and pebble-challtestsrv, the DNS server its validation
  * authority asks, as real processes on loopback: built from their Go module
- * (src/dev-cluster/tool-versions.ts) into the tools cache the first time.
+ * (src/dev-cluster/tool-versions.ts) into the tools cache (`npm run tools -- --acme`). The demo and
+the ACME tests run it.
  *
  * Every name resolves to 127.0.0.1 (no AAAA answers), so Pebble validates HTTP-01 at
- * `http://127.0.0.1:<httpPort>` and TLS-ALPN-01 at `127.0.0.1:<tlsPort>`, where the test's edges
+ * `http://127.0.0.1:<httpPort>` and TLS-ALPN-01 at `127.0.0.1:<tlsPort>`, where the edges
  * listen. Pebble keeps everything in memory and makes a new root and intermediate at every start;
  * its ACME port sits behind a forwarder, so `down()` makes it unreachable without losing accounts
  * or orders. The forwarder runs in the test's own process: a synchronous call there (execFileSync
@@ -24,29 +24,23 @@ import { waitFor } from './eventually.js';
  * ACME request until it returns.
  */
 
-const TOOLS = ['pebble', 'pebble-challtestsrv', 'pebble-certs'] as const;
+/** The tools `startPebble` runs (built by `npm run tools -- --acme`, or by the tests on first use). */
+export const PEBBLE_TOOLS = ['pebble', 'pebble-challtestsrv', 'pebble-certs'] as const;
 /** Pebble answers `malformed` to a request without a User-Agent (undici's `request` sends none). */
-const USER_AGENT = 'edgeward-tests';
+const USER_AGENT = 'edgeward';
 
-let tools: Promise<ToolPaths> | undefined;
-function pebbleTools(): Promise<ToolPaths> {
-  tools ??= ensureTools(TOOLS, (line) => process.stderr.write(`[pebble tools] ${line}\n`));
-  return tools;
-}
-
-/**
- * Why Pebble cannot run here (no Go and no `EDGEWARD_TOOLS_DIR` with its tools, or the build
- * failed), for `describeUnless` (`describeUnless(await pebbleUnavailable(), ...)`); undefined when
- * it can. Builds the tools the first time (about 20 s). On CI that is a failure, not a skip.
- */
-export async function pebbleUnavailable(): Promise<string | undefined> {
-  try {
-    await pebbleTools();
-    return undefined;
-  } catch (error) {
-    const reason = `Pebble is not available: ${(error as Error).message.split('\n')[0]}`;
-    if (process.env.CI) throw new Error(`the ACME tests cannot run on CI: ${reason}`, { cause: error });
-    return reason;
+/** Probes until `check` holds; throws saying what was awaited (and `detail()`) after `timeoutMs`. */
+async function until(
+  check: () => Promise<boolean>,
+  what: string,
+  timeoutMs: number,
+  detail: () => string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${detail()}`);
+    await sleep(100);
   }
 }
 
@@ -196,8 +190,7 @@ async function portOpen(port: number): Promise<boolean> {
  * directory. Pebble runs with `PEBBLE_VA_NOSLEEP=1` (validations at once), no refused nonces and no
  * authorization reuse unless asked.
  */
-export async function startPebble(options: PebbleOptions): Promise<Pebble> {
-  const paths = await pebbleTools();
+export async function startPebble(paths: ToolPaths, options: PebbleOptions): Promise<Pebble> {
   const certs = paths['pebble-certs'];
   const caBundlePem = readFileSync(join(certs, 'pebble.minica.pem'), 'utf8');
   const dir = mkdtempSync(join(tmpdir(), 'edgeward-pebble-'));
@@ -253,12 +246,14 @@ export async function startPebble(options: PebbleOptions): Promise<Pebble> {
         log,
       ),
     );
-    await waitFor(
+    await until(
       async () => {
         exitedEarly();
         return (await portOpen(challtestsrvPort)) && (await portOpen(dnsPort));
       },
-      { what: 'pebble-challtestsrv', timeoutMs: 10_000, detail },
+      'pebble-challtestsrv',
+      10_000,
+      detail,
     );
 
     const config = join(dir, 'pebble-config.json');
@@ -303,7 +298,7 @@ export async function startPebble(options: PebbleOptions): Promise<Pebble> {
       ),
     );
     let last = '';
-    await waitFor(
+    await until(
       async () => {
         exitedEarly();
         try {
@@ -318,12 +313,9 @@ export async function startPebble(options: PebbleOptions): Promise<Pebble> {
           return false;
         }
       },
-      {
-        what: 'Pebble to serve its directory',
-        timeoutMs: 15_000,
-        intervalMs: 100,
-        detail: () => `last answer: ${last}\n${log.text}`,
-      },
+      'Pebble to serve its directory',
+      15_000,
+      () => `last answer: ${last}\n${log.text}`,
     );
     await forwarder.listen();
   } catch (error) {
