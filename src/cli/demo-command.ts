@@ -131,9 +131,25 @@ async function runDemo(options: {
   const { API_KEY_PREFIX } = await import('../server/store/bootstrap.js');
   const { demoKubernetes } = await import('./demo-kubernetes.js');
   const { getThroughHttpsEdge } = await import('./demo-requests.js');
+  const { demoAcme } = await import('./demo-acme.js');
   const { startEdgeFromFlags } = await import('./edge-runtime.js');
 
   /** GET through the edge until it answers (the edge opens the port within a moment of the API write). */
+  /** The certificate the server obtained by ACME for `name`, once it is there. */
+  const waitForIssuedCertificate = async (name: string, timeoutMs = 30_000) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const page = await client.tlsCertificates.list();
+      const issued = page.tls_certificates.find(
+        (certificate) =>
+          certificate.issued_at !== null && certificate.subject_alternative_names.dns_names.includes(name),
+      );
+      if (issued) return issued;
+      if (Date.now() > deadline)
+        throw new Error(`no certificate for ${name} from the ACME CA in ${timeoutMs / 1000} s`);
+      await new Promise((done) => setTimeout(done, 200));
+    }
+  };
   const getThroughEdge = async (url: string, timeoutMs = 10_000): Promise<string> => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
@@ -154,13 +170,18 @@ async function runDemo(options: {
   await freshDataDir(dataDir, say);
   const adminKey = newSecretToken(API_KEY_PREFIX);
   writeFileSync(join(dataDir, KEY_FILE), adminKey, { mode: 0o600 });
+  // Certificates by ACME from a local CA, when one is built here.
+  const ca = await demoAcme(dataDir, options.cluster, say);
+  const acme = 'reason' in ca ? undefined : ca;
   const server = await startServer({
     dataDir,
     host: '127.0.0.1',
     port: options.port,
     adminApiKey: adminKey,
     logger: false,
-  }).catch((error: unknown) => {
+    acme: acme?.settings,
+  }).catch(async (error: unknown) => {
+    await acme?.stop();
     // The likeliest first-hour failure: another server or demo already has the port.
     if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
       rmSync(join(dataDir, PID_FILE), { force: true });
@@ -176,11 +197,11 @@ async function runDemo(options: {
   const baseUrl = server.listenUrl;
   // Two edges of one control plane, as production runs them: one certificate and host key (one
   // data directory), a relay each.
-  const startDemoEdge = (tcpPortRange: string | undefined) =>
+  const startDemoEdge = (tcpPortRange: string | undefined, tlsPort = 0) =>
     startEdgeFromFlags(
       {
         'edge-tunnel-addr': '127.0.0.1:0',
-        'edge-tls-addr': '127.0.0.1:0',
+        'edge-tls-addr': `127.0.0.1:${tlsPort}`,
         'edge-ssh-addr': '127.0.0.1:0',
         'edge-relay-addr': '127.0.0.1:0',
         'edge-tcp-host': '127.0.0.1',
@@ -196,7 +217,8 @@ async function runDemo(options: {
         logger: pino({ level: 'silent' }),
       },
     );
-  const edge = await startDemoEdge(undefined);
+  // The first edge listens where the CA validates (any edge would answer: they all get the challenges).
+  const edge = await startDemoEdge(undefined, acme?.tlsPort);
   let secondEdge: Awaited<ReturnType<typeof startDemoEdge>> | undefined;
   const service = createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain' });
@@ -220,6 +242,10 @@ async function runDemo(options: {
     say(`  stopped the edges and the agent (${((Date.now() - edgeStarted) / 1000).toFixed(1)} s)`);
     await server.app.close();
     say('  stopped the server');
+    if (acme) {
+      await acme.stop();
+      say('  stopped the ACME CA (Pebble)');
+    }
     rmSync(join(dataDir, PID_FILE), { force: true });
   };
   try {
@@ -228,6 +254,11 @@ async function runDemo(options: {
       `edgeward edge      tunnel 127.0.0.1:${edge.edge.tunnelPort}, TLS 127.0.0.1:${edge.edge.tlsPort}, SSH 127.0.0.1:${edge.edge.sshPort}`,
     );
     say(`local service      http://127.0.0.1:${servicePort}`);
+    say(
+      acme
+        ? `ACME CA            ${acme.settings.directoryUrl} (Pebble, on loopback; its root: ${acme.rootFile})`
+        : `ACME CA            none: ${'reason' in ca ? ca.reason : ''}; HTTPS edges serve self-signed certificates`,
+    );
     say();
     const credential = await client.credentials.create({
       description: 'demo agent',
@@ -289,9 +320,15 @@ async function runDemo(options: {
     say(
       `HTTPS edge         ${httpsEdge.id} for ${host}, route ${route.id} (served locally on 127.0.0.1:${tlsPort})`,
     );
+    if (acme) {
+      const issued = await waitForIssuedCertificate(host);
+      say(
+        `certificate        ${issued.id} for ${host} from the ACME CA (issued by ${issued.issuer_common_name}, valid until ${issued.not_after}, renewed on its own)`,
+      );
+    }
     const httpsUrl = `https://${host}:${tlsPort}/through/https`;
-    say(`GET ${httpsUrl}`);
-    const answer = await getThroughHttpsEdge(host, tlsPort, '/through/https');
+    say(`GET ${httpsUrl}${acme ? " (verified against the CA's root)" : ''}`);
+    const answer = await getThroughHttpsEdge(host, tlsPort, '/through/https', acme?.rootPem);
     say(
       `  → HTTP ${answer.status}, x-served-by: ${String(answer.headers['x-served-by'])}: ${answer.body.trim()}`,
     );
@@ -308,13 +345,22 @@ async function runDemo(options: {
     );
     const secondUrl = `https://${host}:${secondEdge.edge.tlsPort}/through/the/second/edge`;
     say(`GET ${secondUrl}`);
-    const secondAnswer = await getThroughHttpsEdge(host, secondEdge.edge.tlsPort, '/through/the/second/edge');
+    const secondAnswer = await getThroughHttpsEdge(
+      host,
+      secondEdge.edge.tlsPort,
+      '/through/the/second/edge',
+      acme?.rootPem,
+    );
     say(`  → HTTP ${secondAnswer.status}: ${secondAnswer.body.trim()}`);
     if (!options.exit) {
       say();
       say('Try it yourself:');
       say(`  curl ${url}`);
-      say(`  curl -k --resolve ${host}:${tlsPort}:127.0.0.1 ${httpsUrl}`);
+      say(
+        acme
+          ? `  curl --cacert ${acme.rootFile} --resolve ${host}:${tlsPort}:127.0.0.1 ${httpsUrl}`
+          : `  curl -k --resolve ${host}:${tlsPort}:127.0.0.1 ${httpsUrl}`,
+      );
       say(`  export EDGEWARD_API_KEY=${adminKey}`);
       say(
         `  curl -s ${baseUrl}/tunnel_sessions -H "Authorization: Bearer $EDGEWARD_API_KEY" -H "Svc-Version: 2"`,

@@ -1,9 +1,13 @@
 import { Agent as HttpAgent, request } from 'undici';
 
-/** A GET through the HTTPS edge for `host`, served at `127.0.0.1:port` with a generated certificate. */
-export async function getThroughHttpsEdge(host: string, port: number, path: string) {
-  // The certificate is the one the edge generated for the name (no uploaded one covers it).
-  const dispatcher = new HttpAgent({ connect: { servername: host, rejectUnauthorized: false } });
+/**
+ * A GET through the HTTPS edge for `host`, served at `127.0.0.1:port`: its certificate verified
+ * against `ca` (an ACME CA's root), or unchecked (the certificate the edge generated for the name).
+ */
+export async function getThroughHttpsEdge(host: string, port: number, path: string, ca?: string) {
+  const dispatcher = new HttpAgent({
+    connect: { servername: host, ...(ca === undefined ? { rejectUnauthorized: false } : { ca }) },
+  });
   try {
     const deadline = Date.now() + 10_000;
     // Until the edge has the new configuration it does not know the name (a TLS alert) or the route.

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { processAlive } from '../../src/lib/process-alive.js';
 import { betterSqlitePrebuild } from '../support/better-sqlite-prebuild.js';
 import { waitFor } from '../support/eventually.js';
+import { pebbleUnavailable } from '../support/pebble.js';
 
 /**
  * The README's quick start as a new user follows it: a fresh copy of the repository (the files git
@@ -95,8 +96,16 @@ function expectTheDemoWorked(output: string): void {
   expect(output).toMatch(
     /GET http:\/\/127\.0\.0\.1:(\d+)\/through\/the\/edge\n {2}→ hello from your local service \(it saw GET \/through\/the\/edge\)/,
   );
+  // With Pebble built, the HTTPS edge's certificate comes from it, and the requests verify it.
+  if (acmeSkip === undefined) {
+    expect(output).toMatch(/\nACME CA {12}https:\/\/127\.0\.0\.1:\d+\/dir \(Pebble, on loopback/);
+    expect(output).toMatch(
+      /\ncertificate {8}cert_\w+ for demo\.localhost from the ACME CA \(issued by Pebble Intermediate CA/,
+    );
+    expect(output).toContain("(verified against the CA's root)");
+  }
   expect(output).toMatch(
-    /GET https:\/\/demo\.localhost:\d+\/through\/https\n {2}→ HTTP 200, x-served-by: edgeward: hello from your local service \(it saw GET \/through\/https, x-demo: added by the edge\)/,
+    /GET https:\/\/demo\.localhost:\d+\/through\/https.*\n {2}→ HTTP 200, x-served-by: edgeward: hello from your local service \(it saw GET \/through\/https, x-demo: added by the edge\)/,
   );
   expect(output).toMatch(
     /second edge {8}tunnel 127\.0\.0\.1:\d+, TLS 127\.0\.0\.1:\d+: the agent holds 2 sessions, one per edge/,
@@ -124,10 +133,14 @@ let copy: string;
 let env: Record<string, string>;
 const runs: Shell[] = [];
 
+/** Pebble built (as `npm run tools -- --acme` does), so the demo takes its certificate from it. */
+let acmeSkip: string | undefined;
+
 beforeAll(async () => {
   copy = cleanCopy();
   env = await betterSqlitePrebuild(copy);
-});
+  acmeSkip = await pebbleUnavailable();
+}, 120_000);
 
 afterAll(async () => {
   // A failed run's processes (the whole group) do not outlive the test.
@@ -176,6 +189,7 @@ describe('the quick start, from a clean copy', () => {
       ...(VETH ? ['the endpoint network'] : []),
       'the edges and the agent',
       'the server',
+      ...(acmeSkip === undefined ? ['the ACME CA (Pebble)'] : []),
     ]) {
       expect(stopping).toContain(`stopped ${part}`);
     }
