@@ -21,6 +21,11 @@ export const ACME_FLAGS = {
     value: 'FILE',
     help: "PEM of the CA the directory's HTTPS chains to, for a private ACME server",
   },
+  'acme-domains': {
+    type: 'string',
+    value: 'LIST',
+    help: 'only names in these domains (each one and the names under it) get certificates for edges; default every name (agent ingresses ask for theirs)',
+  },
   'acme-challenges': {
     type: 'string',
     value: 'LIST',
@@ -35,13 +40,15 @@ export const ACME_FLAGS = {
   },
 } as const satisfies Flags;
 
+const DOMAIN = /^[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/;
+
 type AcmeFlagValues = { [name in keyof typeof ACME_FLAGS]?: string | undefined };
 
 /** The settings the flags ask for, or undefined when ACME is off. */
 export function acmeSettingsOf(values: AcmeFlagValues): AcmeSettings | undefined {
   const directoryUrl = values['acme-directory-url'];
   if (directoryUrl === undefined) {
-    for (const name of ['acme-email', 'acme-ca-bundle'] as const)
+    for (const name of ['acme-email', 'acme-ca-bundle', 'acme-domains'] as const)
       if (values[name] !== undefined) throw new UsageError(`--${name} needs --acme-directory-url`);
     return undefined;
   }
@@ -52,7 +59,7 @@ export function acmeSettingsOf(values: AcmeFlagValues): AcmeSettings | undefined
     throw new UsageError(
       '--acme-email: an ACME account needs a contact address (the CA mails expiry warnings there)',
     );
-  const challenges = (values['acme-challenges'] ?? '')
+  const challenges = (values['acme-challenges'] ?? ACME_DEFAULTS.challenges.join(','))
     .split(',')
     .map((type) => type.trim())
     .filter(Boolean);
@@ -84,11 +91,23 @@ export function acmeSettingsOf(values: AcmeFlagValues): AcmeSettings | undefined
   } catch (error) {
     throw new UsageError((error as Error).message, { cause: error });
   }
+  const domains = (values['acme-domains'] ?? '')
+    .split(',')
+    .map((domain) =>
+      domain
+        .trim()
+        .toLowerCase()
+        .replace(/^\*?\./, ''),
+    )
+    .filter(Boolean);
+  const badDomain = domains.find((domain) => !DOMAIN.test(domain));
+  if (badDomain !== undefined) throw new UsageError(`--acme-domains: '${badDomain}' is not a domain name`);
   return {
     ...ACME_DEFAULTS,
     directoryUrl,
     email,
     caBundlePem,
+    domains,
     challenges: challenges as ChallengeType[],
     retryMinMs,
   };

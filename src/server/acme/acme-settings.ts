@@ -5,6 +5,11 @@ export interface AcmeSettings {
   email: string;
   /** PEM of the CA(s) the directory's HTTPS certificate chains to, for a private ACME server. */
   caBundlePem?: string | undefined;
+  /**
+   * The domains whose names (the domain itself and every name under it) edges get certificates
+   * for; empty: every name. Agent ingresses ask explicitly and are not limited by it.
+   */
+  domains: string[];
   /** Challenge types to use, in order of preference; the first one the CA offers is taken. */
   challenges: ChallengeType[];
   /** After a failure: the first retry's delay, doubled per failure in a row up to `retryMaxMs`. */
@@ -28,6 +33,7 @@ export type ChallengeType = 'http-01' | 'tls-alpn-01';
 export const CHALLENGE_TYPES: readonly ChallengeType[] = ['tls-alpn-01', 'http-01'];
 
 export const ACME_DEFAULTS: Omit<AcmeSettings, 'directoryUrl' | 'email' | 'caBundlePem'> = {
+  domains: [],
   challenges: ['tls-alpn-01', 'http-01'],
   retryMinMs: 60_000,
   retryMaxMs: 24 * 60 * 60 * 1000,

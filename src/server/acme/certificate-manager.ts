@@ -116,7 +116,7 @@ export class CertificateManager {
   /** Follows what the edges need, then starts the jobs due, up to the concurrency. */
   async #runPass(): Promise<void> {
     await this.#released;
-    const { wanted, skipped } = await wantedCertificates(this.db);
+    const { wanted, skipped } = await wantedCertificates(this.db, this.settings.domains);
     for (const { name, reason } of skipped) {
       if (this.#skippedLogged.has(name)) continue;
       this.#skippedLogged.add(name);

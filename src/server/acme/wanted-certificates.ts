@@ -20,12 +20,13 @@ export interface SkippedName {
 /**
  * What the account's edges need: each name an HTTPS edge, or a TLS edge terminating at the edge,
  * serves, unless an uploaded certificate covers it (an upload always wins, so uploading one is how
- * a name opts out) or ACME cannot prove it (wildcards need DNS-01, which the edges cannot answer;
- * IP addresses). One certificate per name: edges of one name share it, and a name removed from
+ * a name opts out), it is outside `domains` (when given: the server's `--acme-domains`), or ACME
+ * cannot prove it (wildcards need DNS-01, which the edges cannot answer; IP addresses). One certificate per name: edges of one name share it, and a name removed from
  * one edge does not reissue the others.
  */
 export async function wantedCertificates(
   db: Db,
+  domains: readonly string[] = [],
 ): Promise<{ wanted: WantedCertificate[]; skipped: SkippedName[] }> {
   const [https, tls, uploaded, ingresses] = await Promise.all([
     db.selectFrom('https_edges').select(['hostports']).execute(),
@@ -70,6 +71,11 @@ export async function wantedCertificates(
       });
     } else if (isIP(name) !== 0) {
       skipped.push({ name, reason: 'an IP address gets no ACME certificate here; upload a certificate' });
+    } else if (
+      domains.length > 0 &&
+      !domains.some((domain) => name === domain || name.endsWith(`.${domain}`))
+    ) {
+      skipped.push({ name, reason: `it is outside --acme-domains (${domains.join(', ')})` });
     } else if (!uploadedNames.some((pattern) => nameMatches(pattern, name))) {
       wanted.push({ subject: `edge-host:${name}`, domains: [name], keyType: 'ecdsa' });
     }
