@@ -25,6 +25,7 @@ const BOTH_STORES = [
   'test/events/event-delivery-datadog.test.ts', // delivery rounds, leases and records
   'test/events/event-delivery-faults.test.ts', // replicas sharing delivery, a killed one's leases
   'test/edge/server-replicas.test.ts', // an edge's feed moving to a surviving replica (PostgreSQL only)
+  'test/edge/acme-replicas.test.ts', // one replica per ACME order, one account (PostgreSQL only)
 ];
 
 /** Suites that change what the whole cluster shares (CRDs, cluster-wide admission): run alone. */

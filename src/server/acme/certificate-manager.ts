@@ -168,10 +168,12 @@ export class CertificateManager {
     const started = rfc3339(this.now());
     const renewal = row.certificate_id !== null;
     const update = (changes: Partial<ManagedRow>) => this.#store.update(row.subject, this.#owner, changes);
+    // While a retry runs, what failed last stays in view (the spec's `msg`: status or error).
+    const status = (msg: string) => (row.failures > 0 ? `${msg}; the last try failed: ${row.msg}` : msg);
     try {
       await update({
         job_started_at: row.job_started_at ?? started,
-        msg: `${renewal ? 'renewing' : 'ordering'} a certificate from the CA`,
+        msg: status(`${renewal ? 'renewing' : 'ordering'} a certificate from the CA`),
       });
       const issued = await withProblemRecorder(async () => {
         try {
@@ -193,7 +195,7 @@ export class CertificateManager {
               await new Promise((resolve) => setTimeout(resolve, PUBLISH_SETTLE_MS));
             },
             withdraw: () => this.#store.withdraw(row.subject),
-            progress: (msg) => update({ msg }),
+            progress: (msg) => update({ msg: status(msg) }),
             note: (message) =>
               this.log.info(
                 { subject: row.subject, domains },
