@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { expect, inject } from 'vitest';
 import { freePort } from '../../src/dev-cluster/free-port.js';
+import type { AcmeSettings } from '../../src/server/acme/acme-settings.js';
 import type { EventDeliveryOptions } from '../../src/server/events/dispatcher.js';
 import { waitFor } from './eventually.js';
 import { tool } from './kubectl.js';
@@ -96,12 +97,14 @@ export class OperatorHarness {
   /**
    * CRDs, namespace, server, operator. Call from `beforeAll`. `operatorArgs` runs once the server
    * is up and returns more flags for the operator (and every restart of it): e.g. `--edge-addr` of
-   * an edge fed by that server. `eventDelivery` turns on the server's event delivery (off by default).
+   * an edge fed by that server. `eventDelivery` turns on the server's event delivery (off by default);
+   * `acme`, its certificates by ACME (a local Pebble: test/support/pebble.ts).
    */
   async start(
     options: {
       operatorArgs?: (server: TestServer) => Promise<string[]>;
       eventDelivery?: EventDeliveryOptions;
+      acme?: AcmeSettings;
     } = {},
   ): Promise<void> {
     // Test files run in parallel on one cluster: two applies racing to create a CRD make one of
@@ -112,7 +115,7 @@ export class OperatorHarness {
     });
     await this.kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', CRDS_DIR]);
     await this.kubectl(['create', 'namespace', this.namespace]);
-    this.#server = await startTestServer({ eventDelivery: options.eventDelivery });
+    this.#server = await startTestServer({ eventDelivery: options.eventDelivery, acme: options.acme });
     await this.addReplica(FIRST_REPLICA);
     this.#operatorArgs = (await options.operatorArgs?.(this.#server)) ?? [];
     this.startOperator();

@@ -4,11 +4,15 @@
 --   Ready=True                                                   -> Healthy
 --   Ready=False with a reason only a spec change can fix         -> Degraded
 --   anything else (waiting on a reference, the API unavailable)  -> Progressing
+-- and, for a Ready object, how what it asked the server for is doing:
+--   CertificateReady=False reason DnsError (AgentIngress)         -> Degraded
+--   CertificateReady=False otherwise (Provisioning, Retrying)     -> Progressing
 local terminal = {
   InvalidSpec = true,
   AdoptTargetNotFound = true,
   SecretConflict = true,
   TokenUnavailable = true,
+  CertificateMismatch = true,
 }
 
 local function condition(type)
@@ -48,6 +52,13 @@ if generation ~= nil and ready.observedGeneration ~= nil and ready.observedGener
   }
 end
 if ready.status == "True" then
+  local certificate = condition("CertificateReady")
+  if certificate ~= nil and certificate.status == "False" then
+    if certificate.reason == "DnsError" then
+      return { status = "Degraded", message = said(certificate) }
+    end
+    return { status = "Progressing", message = said(certificate) }
+  end
   return { status = "Healthy", message = ready.message or "" }
 end
 if ready.status == "False" and ready.reason ~= nil and terminal[ready.reason] then

@@ -5,6 +5,7 @@ import { sameJson } from '../../runtime/same-json.js';
 import type { ManagedObject, ResourceSync } from '../managed/managed-resource.js';
 import { TerminalSyncError } from '../managed/sync-errors.js';
 import { describedFields } from '../shared/described-fields.js';
+import { certificateConditions } from './certificate-ready.js';
 
 export type AgentIngressObject = ManagedObject & { spec: AgentIngressSpec; status?: AgentIngressStatus };
 
@@ -19,7 +20,9 @@ function desiredPolicy(object: AgentIngressObject) {
 /**
  * AgentIngress -> `/agent_ingresses`: a domain the user owns (immutable: an adopted ingress of
  * another domain is InvalidSpec) and its certificate management policy. Status carries what the
- * user must act on: the NS records to set, the regional domains, and the certificate job.
+ * user must act on: the NS records to set, the regional domains, and the certificate job, summed up
+ * by the CertificateReady condition (certificate-ready.ts). The server changes the job on its own,
+ * so while one is under way the ingress is read again before the periodic resync.
  */
 export function agentIngressSync(
   api: EdgewardClient,
@@ -77,5 +80,7 @@ export function agentIngressSync(
           : undefined,
       };
     },
+    extraConditions: async (object, remote) =>
+      certificateConditions(object.status?.conditions, remote.certificate_management_status),
   };
 }

@@ -39,7 +39,11 @@ export async function applyDesired<T extends ManagedObject, R, Remote extends Re
   const replaceBecause = adoptId
     ? undefined
     : controller.sync.needsReplacement?.(desired.object, desired.resolved, remote);
-  if (replaceBecause) return replaceRemote(controller, context, desired, remote, replaceBecause);
+  if (replaceBecause) {
+    const replacement =
+      typeof replaceBecause === 'string' ? { because: replaceBecause, routine: false } : replaceBecause;
+    return replaceRemote(controller, context, desired, remote, replacement);
+  }
   return updateRemote(controller, context, desired, remote, { adoptId, recovered: observed.recovered });
 }
 
@@ -152,7 +156,7 @@ async function replaceRemote<T extends ManagedObject, R, Remote extends RemoteRe
   context: ReconcileContext,
   { object, resolved }: Desired<T, R>,
   remote: Remote,
-  because: string,
+  { because, routine }: { because: string; routine: boolean },
 ): Promise<ReconcileOutcome | undefined> {
   const { sync } = controller;
   const replacement = await createReplacement(controller, object, resolved, remote.id);
@@ -165,7 +169,7 @@ async function replaceRemote<T extends ManagedObject, R, Remote extends RemoteRe
     replacement.id,
     'Replaced',
     `${because}: replaced ${remote.id} with ${replacement.id}`,
-    'warning',
+    routine ? 'normal' : 'warning',
   );
   return writeReady(controller, context, object, resolved, replacement, 'Replaced');
 }

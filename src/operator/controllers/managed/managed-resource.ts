@@ -44,8 +44,19 @@ export type Resolution<R> =
 export interface ExtraConditions {
   /** Set with Ready in the same status write; a type not listed keeps what it had. */
   conditions: ConditionUpdate[];
+  /** Types taken out of status (a condition that no longer applies, e.g. a feature turned off). */
+  removed?: string[];
   /** Reconcile again this soon, before the periodic resync (a state worth watching closely). */
   requeueAfterMs?: number;
+}
+
+/**
+ * Why a resource is replaced, when the replacement is routine (a certificate renewed in its
+ * Secret): announced with a Normal event instead of the Warning a bare reason gets (a lost token).
+ */
+export interface Replacement {
+  because: string;
+  routine: true;
 }
 
 export interface ResourceSync<T extends ManagedObject, R, Remote extends RemoteResource> {
@@ -75,7 +86,7 @@ export interface ResourceSync<T extends ManagedObject, R, Remote extends RemoteR
    * the same key a recreate after a remote delete uses, so a crash anywhere in between replays the
    * same new resource), runs `afterCreate`, then deletes the old one, then writes status.
    */
-  needsReplacement?(object: T, resolved: R, remote: Remote): string | undefined;
+  needsReplacement?(object: T, resolved: R, remote: Remote): string | Replacement | undefined;
   /**
    * Runs before the finalizer goes with deletionPolicy Orphan (the server resource stays): e.g.
    * letting go of a Secret the CR owns, so garbage collection does not take the only token copy.

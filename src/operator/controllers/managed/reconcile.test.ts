@@ -9,7 +9,13 @@ import { sameJson } from '../../runtime/same-json.js';
 import { StatusWriter } from '../../runtime/status-writer.js';
 import { CreateMemory } from './create-memory.js';
 import type { ManagedController } from './managed-controller.js';
-import type { ExtraConditions, ManagedObject, RemoteResource, ResourceSync } from './managed-resource.js';
+import type {
+  ExtraConditions,
+  ManagedObject,
+  RemoteResource,
+  Replacement,
+  ResourceSync,
+} from './managed-resource.js';
 import { reconcileManaged } from './reconcile.js';
 import { SyncProgressError } from './sync-errors.js';
 
@@ -104,7 +110,7 @@ function harness(
   let createdCount = 0;
   let failCreate: Error | undefined;
   let loseNextCreateAnswer = false;
-  let replaceBecause: string | undefined;
+  let replaceBecause: string | Replacement | undefined;
   const sync: ResourceSync<Thing, undefined, RemoteThing> = {
     resolve,
     async get(id) {
@@ -203,7 +209,7 @@ function harness(
         api.push('ORPHAN');
       };
     },
-    replaceBecause(reason: string | undefined) {
+    replaceBecause(reason: string | Replacement | undefined) {
       replaceBecause = reason;
     },
     /** Gives the sync extra conditions: `report` answers each read (throwing = the read failed). */
@@ -401,6 +407,18 @@ describe('reconcileManaged', () => {
     expect(h.object.status?.id).toBe('thg_2');
     expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Replaced' });
     expect([...h.server.keys()]).toEqual(['thg_2']);
+  });
+
+  it('announces a routine replacement (a renewed certificate) with a Normal event, not a Warning', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    await h.reconcile();
+    h.api.length = 0;
+    h.events.length = 0;
+    h.replaceBecause({ because: 'the Secret holds a renewed certificate', routine: true });
+    await h.reconcile();
+    expect(h.api).toEqual(['GET thg_1', 'POST key=uid-1-replaces-thg_1', 'DELETE thg_1']);
+    expect(h.events).toEqual(['Normal Replaced']);
+    expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Replaced' });
   });
 
   it('after a replacement, a cache still showing the old id neither recreates nor loses Replaced', async () => {
@@ -725,6 +743,22 @@ describe('reconcileManaged', () => {
     expect(healthy(h.object)).toMatchObject({ status: 'True', reason: 'Fine' });
     expect(healthy(h.object)?.lastTransitionTime).not.toBe(failingSince);
     expect(ready(h.object)).toMatchObject({ status: 'True', reason: 'Created' });
+  });
+
+  it('takes out an extra condition the sync says no longer applies, and writes nothing once it is gone', async () => {
+    const h = harness({ spec: { name: 'one' } });
+    h.reportConditions(() => health('False', 'target answered 503'));
+    await h.reconcile();
+    expect(healthy(h.object)).toMatchObject({ status: 'False' });
+    h.reportConditions(() => ({ conditions: [], removed: ['Healthy'] }));
+    h.kube.length = 0;
+    expect(await h.reconcile()).toBeUndefined();
+    expect(h.kube).toEqual(['status']);
+    expect(healthy(h.object)).toBeUndefined();
+    expect(h.object.status?.conditions?.map((c) => c.type)).toEqual(['Ready', 'Synced']);
+    h.kube.length = 0;
+    await h.reconcile();
+    expect(h.kube).toEqual([]);
   });
 
   it('keeps the previous extra conditions and Ready when reading them fails, and logs it', async () => {

@@ -14,6 +14,8 @@ export interface StatusUpdate {
   fields?: Record<string, unknown>;
   /** Conditions besides Ready and Synced (the sync's `extraConditions`); others keep what they had. */
   conditions?: ConditionUpdate[];
+  /** Condition types to take out of status (the sync's `extraConditions` that no longer apply). */
+  removedConditions?: string[];
   /** Paused: only Synced speaks for this generation; Ready and observedGeneration stay as they were. */
   paused?: boolean;
 }
@@ -42,6 +44,8 @@ export async function writeStatus<T extends ManagedObject, R, Remote extends Rem
     for (const extra of update.conditions ?? []) {
       conditions = setCondition(conditions, extra, { observedGeneration: worked });
     }
+    const removed = update.removedConditions ?? [];
+    if (removed.length > 0) conditions = conditions.filter((condition) => !removed.includes(condition.type));
     const observedGeneration = update.paused ? current.status?.observedGeneration : worked;
     const status: ManagedStatus = { ...current.status, ...update.fields, observedGeneration, conditions };
     if (observedGeneration === undefined) delete status.observedGeneration;
@@ -76,6 +80,7 @@ export async function writeReady<T extends ManagedObject, R, Remote extends Remo
     remote,
     fields: controller.sync.statusFields?.(object, remote, resolved),
     conditions: extra.conditions,
+    removedConditions: extra.removed,
   });
   await mirrorExternalId(controller, object, remote.id);
   return extra.requeueAfterMs === undefined ? undefined : { requeueAfterMs: extra.requeueAfterMs };

@@ -75,5 +75,13 @@ export const agentIngressKind = defineKind({
     'AgentIngress is a custom base domain that tunnel agents connect to, with optional automatic TLS certificate management.',
   spec: agentIngressSpec,
   status: agentIngressStatus,
-  printerColumns: [{ name: 'Domain', type: 'string', jsonPath: '.spec.domain' }],
+  printerColumns: [
+    { name: 'Domain', type: 'string', jsonPath: '.spec.domain' },
+    {
+      name: 'Certificate',
+      type: 'string',
+      jsonPath: '.status.conditions[?(@.type=="CertificateReady")].reason',
+      description: 'the CertificateReady reason: Issued, Provisioning, Retrying or DnsError',
+    },
+  ],
 });
