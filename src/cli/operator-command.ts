@@ -1,5 +1,9 @@
 import { type EdgeCaFile, readEdgeCa, watchEdgeCa } from '../agent/edge-ca.js';
 import { parseEdgeAddr } from '../agent/options.js';
+import {
+  type LoadBalancerIngress,
+  parseIngressStatusAddresses,
+} from '../operator/controllers/ingress/status-address.js';
 import { apiKeyFromFile } from '../operator/runtime/api-key-file.js';
 import { RUNTIME_FLAGS } from '../operator/runtime/flags.js';
 import { defineCommand, UsageError } from './command.js';
@@ -40,6 +44,12 @@ export const operatorCommand = defineCommand({
       defaultText: 'the host of the edge address',
       help: "the name the edge's certificate must carry",
     },
+    'ingress-status-address': {
+      type: 'string',
+      value: 'HOST_OR_IP[,…]',
+      defaultText: "the Ingress's own hosts",
+      help: "the edges' public address, written to status.loadBalancer.ingress of Ingresses of the class edgeward (ip or hostname), for external-dns",
+    },
     ...RUNTIME_FLAGS,
   },
   footer: `exit codes: 0 stopped by SIGTERM or SIGINT, 1 leadership lost (restart to stand by) or failed,
@@ -72,6 +82,7 @@ environment:
         throw new UsageError(error instanceof Error ? error.message : String(error), { cause: error });
       }
     }
+    const ingress = { statusAddresses: ingressStatusAddresses(values['ingress-status-address']) };
     const caFile = values['edge-ca'];
     let ca: EdgeCaFile | undefined;
     if (caFile !== undefined) {
@@ -95,7 +106,15 @@ environment:
     const edge = { addr: edgeAddr, ca: ca?.current, serverName: values['edge-server-name'] };
     try {
       const kubeConfig = loadKubeConfig(values.kubeconfig);
-      const { manager, api } = createOperator({ kubeConfig, apiUrl, apiKey, flags: values, edge, log });
+      const { manager, api } = createOperator({
+        kubeConfig,
+        apiUrl,
+        apiKey,
+        flags: values,
+        edge,
+        ingress,
+        log,
+      });
       manager.installSignalHandlers();
       await manager.start();
       const reason = await manager.done;
@@ -106,3 +125,12 @@ environment:
     }
   },
 });
+
+function ingressStatusAddresses(text: string | undefined): LoadBalancerIngress[] | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parseIngressStatusAddresses(text);
+  } catch (error) {
+    throw new UsageError((error as Error).message, { cause: error });
+  }
+}

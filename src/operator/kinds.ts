@@ -7,6 +7,7 @@ import { registerEventSubscription } from './controllers/event-subscription/regi
 import { registerHttpsEdge } from './controllers/https-edge/register.js';
 import { registerHttpsEdgeRoute } from './controllers/https-edge-route/register.js';
 import { OWNED_KINDS, registerIngress } from './controllers/ingress/register.js';
+import type { IngressSettings } from './controllers/ingress/status-address.js';
 import { registerIpPolicy } from './controllers/ip-policy/register.js';
 import { registerReservedAddress } from './controllers/reserved-address/register.js';
 import { registerSshCertificateAuthority } from './controllers/ssh-certificate-authority/register.js';
@@ -47,6 +48,8 @@ import type { Manager } from './runtime/manager.js';
 export interface OperatorSettings {
   /** Where Tunnel agents dial (`--edge-addr`, `--edge-ca`, `--edge-server-name`). */
   edge?: TunnelEdgeSettings;
+  /** What Ingresses' status says (`--ingress-status-address`). */
+  ingress?: IngressSettings;
 }
 
 /** One kind of the operator: its CRD, its controller, and what its controller needs from RBAC. */

@@ -17,6 +17,8 @@ export interface OperatorOptions {
   log?: Logger;
   /** Where Tunnel agents dial (`--edge-addr`, `--edge-ca`, `--edge-server-name`). */
   edge?: OperatorSettings['edge'];
+  /** What Ingresses' status says (`--ingress-status-address`). */
+  ingress?: OperatorSettings['ingress'];
 }
 
 export interface Operator {
@@ -39,7 +41,7 @@ export function createOperator(options: OperatorOptions): Operator {
       userAgent: 'edgeward-operator',
     }),
   );
-  const settings: OperatorSettings = { edge: options.edge };
+  const settings: OperatorSettings = { edge: options.edge, ingress: options.ingress };
   for (const kind of OPERATOR_KINDS) kind.register(manager, api, settings);
   for (const controller of OPERATOR_CONTROLLERS) controller.register(manager, api, settings);
   return { manager, api };

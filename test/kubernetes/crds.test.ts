@@ -201,6 +201,7 @@ const GOOD: Record<string, Spec | undefined> = {
 /** Other good shapes, next to the rules that could refuse them by mistake. */
 const ALSO_GOOD: Array<[string, string, Spec | undefined]> = [
   ['a bare IPPolicy (spec defaults to {})', 'IPPolicy', undefined],
+  ['a TLSCertificate from a kubernetes.io/tls Secret', 'TLSCertificate', { secretRef: { name: 'www-tls' } }],
   [
     'an sns webhook without a secret',
     'HTTPSEdgeRoute',
@@ -247,6 +248,25 @@ const withSpec = (kind: string, changes: Spec): Spec => ({ ...GOOD[kind], ...cha
 
 /** One problem per object: the apiserver skips CEL rules once the schema already failed. */
 const BAD: Array<[string, string, Spec, string]> = [
+  // A TLSCertificate takes its certificate inline or from a Secret: one of the two.
+  [
+    'a TLSCertificate both inline and from a Secret',
+    'TLSCertificate',
+    { ...GOOD.TLSCertificate, secretRef: { name: 'www-tls' } },
+    'spec: Invalid value: exactly one of secretRef (a kubernetes.io/tls Secret) or certificatePem (with privateKeySecretRef) must be set',
+  ],
+  [
+    'a TLSCertificate with neither',
+    'TLSCertificate',
+    { description: 'nothing' },
+    'spec: Invalid value: exactly one of secretRef (a kubernetes.io/tls Secret) or certificatePem (with privateKeySecretRef) must be set',
+  ],
+  [
+    'a TLSCertificate from a Secret with a private key ref',
+    'TLSCertificate',
+    { secretRef: { name: 'www-tls' }, privateKeySecretRef: { name: 'www-tls', key: 'tls.key' } },
+    'spec.privateKeySecretRef: Required value: certificatePem and privateKeySecretRef go together',
+  ],
   // Exactly one event target, exactly one AWS auth.
   [
     'a destination without a target member',
@@ -516,6 +536,13 @@ const IMMUTABLE: Array<[string, string, Spec, Spec]> = [
     GOOD.TLSCertificate!,
     withSpec('TLSCertificate', { privateKeySecretRef: { name: 'www-tls', key: 'other.key' } }),
   ],
+  [
+    // Inline to a Secret: a certificate stays in the form it was made in.
+    'TLSCertificate',
+    'certificatePem',
+    GOOD.TLSCertificate!,
+    { secretRef: { name: 'www-tls' } },
+  ],
   ['HTTPSEdgeRoute', 'edgeRef', routeBase(), { ...routeBase(), edgeRef: { name: 'other-edge' } }],
 ];
 
@@ -624,7 +651,7 @@ describe('the edgeward CRDs on a real kube-apiserver', () => {
   it('refuse a missing required field', async () => {
     expect(await rejection(resource('AgentIngress', {}))).toContain('spec.domain: Required value');
     expect(await rejection(resource('TLSCertificate', { certificatePem: PEM }))).toContain(
-      'spec.privateKeySecretRef: Required value',
+      'spec.privateKeySecretRef: Required value: certificatePem and privateKeySecretRef go together',
     );
   });
 

@@ -98,6 +98,7 @@ them, a Role per namespace otherwise (templates/rbac.yaml).
   resources:
     - httpsedgeroutes
     - httpsedges
+    - tlscertificates
     - tunnelcredentials
     - tunnels
   verbs: ["create", "update", "delete"]

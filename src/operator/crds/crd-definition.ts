@@ -22,6 +22,12 @@ export type KindDefinition<Spec extends z.ZodType = z.ZodType, Status extends z.
   status: Status;
   /** Columns shown between REASON and AGE. */
   printerColumns?: PrinterColumn[];
+  /**
+   * The spec must be given although none of its fields is required on its own: its rules ask for
+   * one of two forms, so the `{}` a spec left out would default to is refused (and the apiserver
+   * refuses a CRD whose default its own rules refuse).
+   */
+  specRequired?: true;
 };
 
 /** Keeps the literal spec and status types, for controllers that import the kind. */

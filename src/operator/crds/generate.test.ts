@@ -102,8 +102,13 @@ describe('the generated CRDs', () => {
         expect.arrayContaining(['id', 'uri', 'observedGeneration', 'conditions']),
       );
       expect(status?.properties?.conditions?.['x-kubernetes-list-map-keys']).toEqual(['type']);
-      // A spec that needs nothing may be omitted; one that needs fields is required.
-      expect(root.required?.includes('spec') ?? false).toBe((spec?.required?.length ?? 0) > 0);
+      // A spec that needs nothing may be omitted (defaulting to {}); one that needs fields, or one
+      // of two forms (TLSCertificate: inline or from a Secret), is required and has no default.
+      const needed =
+        (spec?.required?.length ?? 0) > 0 || KIND_DEFINITIONS.some((d) => d.kind === kind && d.specRequired);
+      expect(root.required?.includes('spec') ?? false).toBe(needed);
+      expect(spec?.default).toEqual(needed ? undefined : {});
+      if (kind === 'TLSCertificate') expect(needed).toBe(true);
     },
   );
 

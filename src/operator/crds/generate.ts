@@ -54,7 +54,7 @@ function rootSchema(kind: KindDefinition): JsonSchemaProps {
   const status = toOpenApiSchema(kind.status);
   // A spec without required fields may be left out (`kubectl create` of a bare IPPolicy): it then
   // defaults to {}, which the apiserver fills with the nested defaults (deletionPolicy, ...).
-  const specRequired = (spec.required?.length ?? 0) > 0;
+  const specRequired = (spec.required?.length ?? 0) > 0 || kind.specRequired === true;
   return {
     description: kind.description,
     type: 'object',

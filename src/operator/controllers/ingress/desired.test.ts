@@ -77,7 +77,7 @@ describe('the CRs an Ingress of the class edgeward becomes', () => {
     expect(desiredObjects(ingress({ rules: [] })).objects).toEqual([]);
   });
 
-  it('says what it does not carry: a default backend, TLS secrets, rules without a host', () => {
+  it('says what it does not carry: a default backend, rules without a host', () => {
     const { objects, ignored } = desiredObjects(
       ingress({
         defaultBackend: backend('web', { number: 80 }),
@@ -88,6 +88,56 @@ describe('the CRs an Ingress of the class edgeward becomes', () => {
       }),
     );
     expect(objects).toEqual([]);
-    expect(ignored).toHaveLength(3);
+    expect(ignored).toEqual([
+      'spec.defaultBackend (not supported: give every rule a host)',
+      'spec.rules[0] (no host: not supported)',
+    ]);
+  });
+
+  it('makes a TLSCertificate following each Secret of spec.tls, before the edge, its hosts kept for coverage', () => {
+    const { objects, ignored, certificates } = desiredObjects(
+      ingress({
+        ingressClassName: 'edgeward',
+        tls: [
+          { hosts: ['Shop.example.com'], secretName: 'shop-tls' },
+          { hosts: ['www.example.com', 'shop.example.com'], secretName: 'shop-tls' },
+          { hosts: ['api.example.com'], secretName: 'api-tls' },
+          { hosts: ['acme.example.com'] },
+        ],
+        rules: [
+          {
+            host: 'shop.example.com',
+            http: { paths: [{ path: '/', backend: backend('web', { number: 80 }) }] },
+          },
+        ],
+      }),
+    );
+    expect(ignored).toEqual([]);
+    expect(objects.map((object) => object.kind.kind)).toEqual([
+      'TunnelCredential',
+      'TLSCertificate',
+      'TLSCertificate',
+      'HTTPSEdge',
+      'HTTPSEdgeRoute',
+      'Tunnel',
+    ]);
+    const tls = objects.filter((object) => object.kind.kind === 'TLSCertificate');
+    expect(tls.map((object) => object.spec)).toEqual([
+      {
+        description: 'Ingress team/shop: Secret shop-tls',
+        secretRef: { name: 'shop-tls' },
+        deletionPolicy: 'Delete',
+      },
+      {
+        description: 'Ingress team/shop: Secret api-tls',
+        secretRef: { name: 'api-tls' },
+        deletionPolicy: 'Delete',
+      },
+    ]);
+    expect(certificates).toEqual([
+      { name: tls[0]?.name, secretName: 'shop-tls', hosts: ['shop.example.com', 'www.example.com'] },
+      { name: tls[1]?.name, secretName: 'api-tls', hosts: ['api.example.com'] },
+    ]);
+    expect(tls[0]?.name).toMatch(/^shop-tls-[0-9a-f]{8}$/);
   });
 });

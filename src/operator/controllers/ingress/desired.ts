@@ -1,12 +1,21 @@
 import { createHash } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ResourceKind } from '../../runtime/resource-types.js';
-import { HTTPS_EDGE, HTTPS_EDGE_ROUTE, TUNNEL, TUNNEL_CREDENTIAL } from '../resource-types.js';
+import {
+  HTTPS_EDGE,
+  HTTPS_EDGE_ROUTE,
+  TLS_CERTIFICATE,
+  TUNNEL,
+  TUNNEL_CREDENTIAL,
+} from '../resource-types.js';
+import { tlsCertificateForSecret } from '../shared/tls-secret-certificate.js';
 
 /**
  * What an Ingress of the class `edgeward` becomes: edgeward CRs, all owned by the Ingress (so the
  * garbage collector deletes them with it), which the operator's own controllers then carry to the
  * server and the edge. Pure: from the Ingress alone to the list of objects that should exist.
+ * `spec.tls[].secretName` becomes a TLSCertificate with `secretRef` (the path every certificate
+ * from a `kubernetes.io/tls` Secret takes: shared/tls-secret-certificate.ts).
  */
 
 /** The IngressClass name, and the controller its `spec.controller` names. */
@@ -63,10 +72,19 @@ export interface DesiredObject {
   hash: string;
 }
 
+/** A TLSCertificate the Ingress owns for a Secret of `spec.tls`, and the hosts listed with it. */
+export interface IngressCertificate {
+  name: string;
+  secretName: string;
+  hosts: string[];
+}
+
 export interface DesiredState {
   objects: DesiredObject[];
   /** What of the Ingress is not carried (an Event says so). */
   ignored: string[];
+  /** The TLSCertificates of `spec.tls` (among `objects`), with their hosts. */
+  certificates: IngressCertificate[];
 }
 
 /** Whether the Ingress is of the class `edgeward` (by `spec.ingressClassName` or the old annotation). */
@@ -99,9 +117,6 @@ export function desiredObjects(ingress: IngressObject): DesiredState {
   const ignored: string[] = [];
   if (ingress.spec?.defaultBackend)
     ignored.push('spec.defaultBackend (not supported: give every rule a host)');
-  if (ingress.spec?.tls?.length) {
-    ignored.push('spec.tls (not supported: the edge serves its own certificate, or a TLSCertificate)');
-  }
   const policies = (ingress.metadata?.annotations?.[IP_POLICY_ANNOTATION] ?? '')
     .split(',')
     .map((policy) => policy.trim())
@@ -138,7 +153,8 @@ export function desiredObjects(ingress: IngressObject): DesiredState {
       if (!routes.has(key)) routes.set(key, { host, path: routePath, pathType: path.pathType, labels });
     }
   }
-  if (hosts.length === 0) return { objects: [], ignored };
+  if (hosts.length === 0) return { objects: [], ignored, certificates: [] };
+  const certificates = ingressCertificates(ingress);
 
   const edgeName = childName(name, 'ingress');
   const credentialName = childName(name, 'ingress-agent');
@@ -152,6 +168,12 @@ export function desiredObjects(ingress: IngressObject): DesiredState {
         deletionPolicy: 'Delete',
       },
     },
+    // Before the edge: uploaded first, its names need no certificate from ACME meanwhile.
+    ...certificates.map(({ name: certificateName, secretName }) => ({
+      kind: TLS_CERTIFICATE,
+      name: certificateName,
+      spec: tlsCertificateForSecret(secretName, `Ingress ${namespace}/${name}: Secret ${secretName}`),
+    })),
     {
       kind: HTTPS_EDGE,
       name: edgeName,
@@ -197,5 +219,36 @@ export function desiredObjects(ingress: IngressObject): DesiredState {
       },
     });
   }
-  return { objects: objects.map((object) => ({ ...object, hash: hashOf(object.spec) })), ignored };
+  return {
+    objects: objects.map((object) => ({ ...object, hash: hashOf(object.spec) })),
+    ignored,
+    certificates,
+  };
+}
+
+/**
+ * One TLSCertificate per Secret `spec.tls` names (entries naming one Secret share it, with their
+ * hosts). An entry without a `secretName` needs nothing: the edge serves its hosts a certificate
+ * of the server (an uploaded one covering them, or ACME's).
+ */
+function ingressCertificates(ingress: IngressObject): IngressCertificate[] {
+  const name = ingress.metadata?.name ?? '';
+  const bySecret = new Map<string, IngressCertificate>();
+  for (const entry of ingress.spec?.tls ?? []) {
+    if (!entry.secretName) continue;
+    let certificate = bySecret.get(entry.secretName);
+    if (!certificate) {
+      certificate = {
+        name: childName(name, 'tls', entry.secretName),
+        secretName: entry.secretName,
+        hosts: [],
+      };
+      bySecret.set(entry.secretName, certificate);
+    }
+    for (const host of entry.hosts ?? []) {
+      const lower = host.toLowerCase();
+      if (!certificate.hosts.includes(lower)) certificate.hosts.push(lower);
+    }
+  }
+  return [...bySecret.values()];
 }

@@ -6,7 +6,14 @@ import type { Manager } from '../../runtime/manager.js';
 import type { ResourceClient } from '../../runtime/resource-client.js';
 import { sameJson } from '../../runtime/same-json.js';
 import { controllerReference, ownersOf, referenceStateChanged } from '../../runtime/watch-mappers.js';
-import { HTTPS_EDGE, HTTPS_EDGE_ROUTE, TUNNEL, TUNNEL_CREDENTIAL } from '../resource-types.js';
+import {
+  HTTPS_EDGE,
+  HTTPS_EDGE_ROUTE,
+  TLS_CERTIFICATE,
+  TUNNEL,
+  TUNNEL_CREDENTIAL,
+} from '../resource-types.js';
+import { CoverageWarnings, type UploadedCertificate } from './certificate-coverage.js';
 import {
   type DesiredObject,
   desiredObjects,
@@ -16,14 +23,29 @@ import {
   isEdgewardIngress,
   SPEC_HASH_ANNOTATION,
 } from './desired.js';
+import { type IngressSettings, loadBalancerIngresses } from './status-address.js';
 
-/** The kinds an Ingress owns, in the order they are made (a credential before its Tunnels). */
-export const OWNED_KINDS = [TUNNEL_CREDENTIAL, HTTPS_EDGE, HTTPS_EDGE_ROUTE, TUNNEL] as const;
+/**
+ * The kinds an Ingress owns, in the order they are made (a credential before its Tunnels, the
+ * certificates of `spec.tls` before the edge).
+ */
+export const OWNED_KINDS = [
+  TUNNEL_CREDENTIAL,
+  TLS_CERTIFICATE,
+  HTTPS_EDGE,
+  HTTPS_EDGE_ROUTE,
+  TUNNEL,
+] as const;
 
 type OwnedObject = KubernetesObject & {
   spec?: Record<string, unknown>;
-  status?: { hostports?: string[]; conditions?: { type: string; status: string }[] };
+  status?: UploadedCertificate & { hostports?: string[]; conditions?: { type: string; status: string }[] };
 };
+
+const isReady = (object: OwnedObject | undefined) =>
+  object?.status?.conditions?.some(
+    (condition) => condition.type === 'Ready' && condition.status === 'True',
+  ) === true;
 
 const controllerOf = (object: KubernetesObject) =>
   object.metadata?.ownerReferences?.find((reference) => reference.controller);
@@ -40,12 +62,18 @@ function ownedChanged(previous: KubernetesObject, object: KubernetesObject): boo
 
 /**
  * Ingress (networking.k8s.io/v1) of the IngressClass `edgeward` -> edgeward CRs it owns: a
- * TunnelCredential, an HTTPSEdge of its hosts, an HTTPSEdgeRoute per (host, path) and a Tunnel per
- * backend Service port (see `desired.ts`). It writes CRs only; their controllers do the API work
- * (ids, status, finalizers), and the garbage collector deletes them with the Ingress. Its status
- * gets the hosts of the edge once the HTTPSEdge is Ready.
+ * TunnelCredential, a TLSCertificate per Secret of `spec.tls` (following the Secret as it renews),
+ * an HTTPSEdge of its hosts, an HTTPSEdgeRoute per (host, path) and a Tunnel per backend Service
+ * port (see `desired.ts`). It writes CRs only; their controllers do the API work (ids, status,
+ * finalizers), and the garbage collector deletes them with the Ingress. Once the HTTPSEdge is
+ * Ready its status gets the edges' address (`--ingress-status-address`), or else the edge's hosts.
  */
-export function registerIngress(manager: Manager, _api: EdgewardClient): RegisteredController<IngressObject> {
+export function registerIngress(
+  manager: Manager,
+  _api: EdgewardClient,
+  settings: { ingress?: IngressSettings } = {},
+): RegisteredController<IngressObject> {
+  const statusAddresses = settings.ingress?.statusAddresses ?? [];
   const ingresses = manager.resources<IngressObject>(INGRESS);
   const clients = new Map(OWNED_KINDS.map((kind) => [kind.kind, manager.resources<OwnedObject>(kind)]));
   const informers = new Map(OWNED_KINDS.map((kind) => [kind.kind, manager.informer<OwnedObject>(kind)]));
@@ -65,6 +93,7 @@ export function registerIngress(manager: Manager, _api: EdgewardClient): Registe
 
   /** `<uid> <generation>` of each Ingress (by key) whose unsupported parts an Event has reported. */
   const warned = new Map<string, string>();
+  const coverage = new CoverageWarnings(manager.events);
   let registered: RegisteredController<IngressObject> | undefined;
   registered = manager.register<IngressObject>({
     kind: INGRESS,
@@ -75,7 +104,9 @@ export function registerIngress(manager: Manager, _api: EdgewardClient): Registe
       const ingress = found?.metadata?.deletionTimestamp ? undefined : found;
       const uid = ingress?.metadata?.uid ?? '';
       const ours = ingress !== undefined && isEdgewardIngress(ingress);
-      const { objects, ignored } = ours ? desiredObjects(ingress) : { objects: [], ignored: [] };
+      const { objects, ignored, certificates } = ours
+        ? desiredObjects(ingress)
+        : { objects: [], ignored: [], certificates: [] };
       const owned = ownedBy(namespace, name);
       let pending = false;
 
@@ -93,6 +124,7 @@ export function registerIngress(manager: Manager, _api: EdgewardClient): Registe
       }
       if (!ingress) {
         warned.delete(`${namespace}/${name}`);
+        coverage.forget(`${namespace}/${name}`);
         return;
       }
 
@@ -154,19 +186,24 @@ export function registerIngress(manager: Manager, _api: EdgewardClient): Registe
         warned.set(`${namespace}/${name}`, seen);
       }
 
-      // status.loadBalancer: the hosts the edge serves, once its HTTPSEdge is Ready.
+      // A Secret's certificate that does not name a host listed with it: said once per certificate.
+      await coverage.report(ingress, certificates, (certificateName) => {
+        const uploaded = informers.get(TLS_CERTIFICATE.kind)?.cache.get(namespace, certificateName);
+        const current = uploaded && isReady(uploaded) && controllerOf(uploaded)?.uid === uid;
+        return current ? (uploaded.status ?? {}) : undefined;
+      });
+
+      // status.loadBalancer, once its HTTPSEdge is Ready: the edges' address, or the edge's hosts.
       const edge = objects.find((object) => object.kind === HTTPS_EDGE);
       const edgeObject = edge ? informers.get(HTTPS_EDGE.kind)?.cache.get(namespace, edge.name) : undefined;
-      const edgeReady = edgeObject?.status?.conditions?.some(
-        (condition) => condition.type === 'Ready' && condition.status === 'True',
-      );
-      const hostnames = edgeReady
+      const hostnames = isReady(edgeObject)
         ? [...new Set((edgeObject?.status?.hostports ?? []).map((hostport) => hostport.replace(/:\d+$/, '')))]
         : [];
+      const addresses = loadBalancerIngresses(hostnames, statusAddresses);
       if (ours) {
         await manager.statusWriter.write(ingresses, ingress, (current) => ({
           ...current.status,
-          loadBalancer: hostnames.length > 0 ? { ingress: hostnames.map((hostname) => ({ hostname })) } : {},
+          loadBalancer: addresses.length > 0 ? { ingress: addresses } : {},
         }));
       }
       return pending ? { requeueAfterMs: 1000 } : undefined;
