@@ -1,5 +1,4 @@
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { freePort } from '../dev-cluster/free-port.js';
 import { PEBBLE_TOOLS, startPebble } from '../dev-cluster/pebble.js';
 import { ensureTools, missingTools } from '../dev-cluster/tools.js';
@@ -22,7 +21,8 @@ export interface DemoAcme {
  * the edge generates.
  */
 export async function demoAcme(
-  dataDir: string,
+  /** Where to write the CA's root. */
+  rootFile: string,
   build: boolean,
   say: (line: string) => void,
 ): Promise<DemoAcme | { reason: string }> {
@@ -37,7 +37,6 @@ export async function demoAcme(
   const tlsPort = await freePort();
   const pebble = await startPebble(tools, { httpPort: await freePort(), tlsPort, keyAlgorithm: 'ecdsa' });
   const rootPem = await pebble.rootPem();
-  const rootFile = join(dataDir, 'acme-root.pem');
   writeFileSync(rootFile, rootPem);
   return {
     settings: {

@@ -9,6 +9,7 @@ import { defineCommand, UsageError } from './command.js';
 
 const KEY_FILE = 'demo-admin-api-key';
 const PID_FILE = 'demo.pid';
+const ACME_ROOT_FILE = 'acme-root.pem';
 /**
  * Everything a demo run writes into its data directory. A directory holding anything else was not
  * made by the demo (or holds a user's files since): it is never cleared.
@@ -23,6 +24,8 @@ const DEMO_ENTRIES = new Set([
   'edge',
   'cluster',
   'operator.log',
+  // The local ACME CA's root, for `curl --cacert` (demo-acme.ts).
+  ACME_ROOT_FILE,
 ]);
 const DEMO_LABELS = { app: 'demo', env: 'local' };
 
@@ -171,7 +174,7 @@ async function runDemo(options: {
   const adminKey = newSecretToken(API_KEY_PREFIX);
   writeFileSync(join(dataDir, KEY_FILE), adminKey, { mode: 0o600 });
   // Certificates by ACME from a local CA, when one is built here.
-  const ca = await demoAcme(dataDir, options.cluster, say);
+  const ca = await demoAcme(join(dataDir, ACME_ROOT_FILE), options.cluster, say);
   const acme = 'reason' in ca ? undefined : ca;
   const server = await startServer({
     dataDir,
