@@ -23,9 +23,11 @@ import { describeUnless } from '../support/skip-reason.js';
  * in-process edge with its HTTPS listener, and `edgeward operator` (a separate process) with
  * --edge-addr/--edge-ca of that edge, as in operator-https-edge.test.ts. The IngressClass of
  * `config/ingress/ingressclass.yaml` and an Ingress for shop.example.com with two paths to two
- * Services are applied; the operator makes the CRs the Ingress owns (TunnelCredential, HTTPSEdge,
- * one HTTPSEdgeRoute per path, one Tunnel per Service port), their controllers make them Ready, and
- * curl through the edge reaches each Service by its path. Editing the Ingress removes a route;
+ * Services and a default backend are applied; the operator makes the CRs the Ingress owns
+ * (TunnelCredential, HTTPSEdge, HTTPSEdgeRoutes for the paths, Prefix as whole path elements, and
+ * the default backend, one Tunnel per Service port), their controllers make them Ready, and curl
+ * through the edge reaches each Service by its path, the rest the default backend. Editing the
+ * Ingress removes a route;
  * deleting it removes every owned CR and their resources on the server.
  *
  * The control plane runs no controller-manager: no EndpointSlice controller (the test writes the
@@ -66,13 +68,17 @@ const serviceObjects = (name: string, port: number) => [
   endpointSliceManifest(namespace, name, hostAddress, port),
 ];
 
-/** `/` exactly to the Service web (port by number), every path under /api to api (port by name). */
+/**
+ * `/` exactly to the Service web (port by number), /api and every path under it to api (port by
+ * name), anything else to the default backend fallback.
+ */
 const ingressObject = (withApi = true) => ({
   apiVersion: 'networking.k8s.io/v1',
   kind: 'Ingress',
   metadata: { name: INGRESS, namespace },
   spec: {
     ingressClassName: 'edgeward',
+    defaultBackend: { service: { name: 'fallback', port: { number: 80 } } },
     rules: [
       {
         host: HOST,
@@ -186,7 +192,7 @@ afterAll(async () => {
 
 describeUnless(
   endpointSkipReason(),
-  'an Ingress of the class edgeward: an HTTPS edge to two Services, from a plain Ingress',
+  'an Ingress of the class edgeward: an HTTPS edge to three Services, from a plain Ingress',
   () => {
     /** Server ids of the owned CRs, read before the delete. */
     const ids: string[] = [];
@@ -194,31 +200,42 @@ describeUnless(
     it('makes the CRs the Ingress owns, Ready, and curl reaches each Service by its path', async () => {
       const webPort = await startService('web');
       const apiPort = await startService('api');
+      const fallbackPort = await startService('fallback');
       await kubectl(['apply', '-f', INGRESS_CLASS]);
       await kubectl(
         ['apply', '-f', '-'],
         JSON.stringify({
           apiVersion: 'v1',
           kind: 'List',
-          items: [...serviceObjects('web', webPort), ...serviceObjects('api', apiPort), ingressObject()],
+          items: [
+            ...serviceObjects('web', webPort),
+            ...serviceObjects('api', apiPort),
+            ...serviceObjects('fallback', fallbackPort),
+            ingressObject(),
+          ],
         }),
       );
 
       const owned = await waitOwnedReady({
         tunnelcredentials: 1,
         httpsedges: 1,
-        httpsedgeroutes: 2,
-        tunnels: 2,
+        httpsedgeroutes: 4,
+        tunnels: 3,
       });
       const [httpsEdge] = owned.httpsedges ?? [];
       expect(httpsEdge?.status?.hostports).toEqual([`${HOST}:443`]);
       const routes = (owned.httpsedgeroutes ?? []).map(
         (route) => `${route.spec.matchType} ${route.spec.match}`,
       );
-      expect(routes.sort()).toEqual([`exact_path ${HOST}/`, `path_prefix ${HOST}/api`]);
+      expect(routes.sort()).toEqual([
+        `exact_path ${HOST}/`,
+        `exact_path ${HOST}/api`,
+        `path_prefix ${HOST}/`,
+        `path_prefix ${HOST}/api/`,
+      ]);
       const targets = (owned.tunnels ?? []).map((tunnel) => tunnel.status?.forwardTarget);
       expect(targets.sort()).toEqual(
-        [`http://${hostAddress}:${apiPort}`, `http://${hostAddress}:${webPort}`].sort(),
+        [apiPort, webPort, fallbackPort].map((port) => `http://${hostAddress}:${port}`).sort(),
       );
       // Owned by the Ingress: the garbage collector of a real cluster deletes them with it.
       const ingress = JSON.parse(
@@ -243,8 +260,11 @@ describeUnless(
         (result) => result.status === 200,
       );
       expect(api.body).toBe('hello from api: GET /api/items');
-      // Exact: only / itself goes to web.
-      expect((await curl('/other')).status).toBe(404);
+      // Prefix by path elements: /api itself too, not /apix; Exact: only / itself goes to web. What
+      // no rule matches goes to the default backend.
+      expect((await curl('/api')).body).toBe('hello from api: GET /api');
+      expect((await curl('/apix')).body).toBe('hello from fallback: GET /apix');
+      expect((await curl('/other')).body).toBe('hello from fallback: GET /other');
 
       // kubectl get ingress shows where it is served.
       const address = await eventually('the Ingress status to name its host', async () => {
@@ -275,15 +295,13 @@ describeUnless(
       expect(await h.operatorWrites()).toBe(writes);
     });
 
-    it('follows an edit of the Ingress: the path removed is no longer served', async () => {
+    it('follows an edit of the Ingress: the path removed goes to the default backend', async () => {
       await kubectl(['apply', '-f', '-'], JSON.stringify(ingressObject(false)));
-      await waitOwnedReady({ tunnelcredentials: 1, httpsedges: 1, httpsedgeroutes: 1, tunnels: 1 });
-      const gone = await curlUntil(
-        '/api to be served no more',
-        '/api/items',
-        (result) => result.status === 404,
+      await waitOwnedReady({ tunnelcredentials: 1, httpsedges: 1, httpsedgeroutes: 2, tunnels: 2 });
+      const gone = await curlUntil('/api to be served by api no more', '/api/items', (result) =>
+        result.body.startsWith('hello from fallback'),
       );
-      expect(gone.body).not.toContain('hello from api');
+      expect(gone.status).toBe(200);
       expect((await curl('/')).body).toBe('hello from web: GET /');
     });
 
@@ -291,8 +309,8 @@ describeUnless(
       const owned = await waitOwnedReady({
         tunnelcredentials: 1,
         httpsedges: 1,
-        httpsedgeroutes: 1,
-        tunnels: 1,
+        httpsedgeroutes: 2,
+        tunnels: 2,
       });
       const edgeId = String(owned.httpsedges?.[0]?.status?.id);
       const credentialId = String(owned.tunnelcredentials?.[0]?.status?.id);

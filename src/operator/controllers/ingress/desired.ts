@@ -106,17 +106,44 @@ function childName(ingress: string, what: string, key?: unknown): string {
 const portLabel = (port: ServiceBackendPort | undefined) =>
   port?.number !== undefined ? String(port.number) : (port?.name ?? '');
 
-/** Exact → exact_path; Prefix and ImplementationSpecific → path_prefix. */
-const matchTypeOf = (pathType: IngressPath['pathType']) =>
-  pathType === 'Exact' ? 'exact_path' : 'path_prefix';
+type MatchType = 'exact_path' | 'path_prefix';
+
+/** One edge route an Ingress path becomes. */
+export interface PathRoute {
+  matchType: MatchType;
+  path: string;
+}
+
+/**
+ * The edge routes of one Ingress path. `Exact` is `exact_path`. `Prefix` matches whole path
+ * elements (`/foo` serves `/foo` and `/foo/bar`, not `/foobar`; a trailing slash is ignored), which
+ * the edge's string prefix expresses as two routes: `exact_path /foo` and `path_prefix /foo/`
+ * (`Prefix /` is `path_prefix /`, every path). `ImplementationSpecific` (and a missing pathType)
+ * is the edge's own `path_prefix`, a string prefix: `/foo` also serves `/foobar`.
+ */
+export function pathRoutes(path: string | undefined, pathType: IngressPath['pathType']): PathRoute[] {
+  const routePath = path || '/';
+  if (pathType === 'Exact') return [{ matchType: 'exact_path', path: routePath }];
+  if (pathType !== 'Prefix') return [{ matchType: 'path_prefix', path: routePath }];
+  const trimmed = routePath.replace(/\/+$/, '');
+  if (trimmed === '') return [{ matchType: 'path_prefix', path: '/' }];
+  return [
+    { matchType: 'exact_path', path: trimmed },
+    { matchType: 'path_prefix', path: `${trimmed}/` },
+  ];
+}
+
+/**
+ * Which of two sources of one (host, match type, path) route wins (the edge takes one route per
+ * match): a path of type Exact, then any other path (the first of equals), then the default backend.
+ */
+const RANK = { exact: 0, path: 1, defaultBackend: 2 } as const;
 
 export function desiredObjects(ingress: IngressObject): DesiredState {
   const name = ingress.metadata?.name ?? '';
   const namespace = ingress.metadata?.namespace ?? '';
   const ingressLabel = `${namespace}.${name}`;
   const ignored: string[] = [];
-  if (ingress.spec?.defaultBackend)
-    ignored.push('spec.defaultBackend (not supported: give every rule a host)');
   const policies = (ingress.metadata?.annotations?.[IP_POLICY_ANNOTATION] ?? '')
     .split(',')
     .map((policy) => policy.trim())
@@ -125,12 +152,37 @@ export function desiredObjects(ingress: IngressObject): DesiredState {
   const hosts: string[] = [];
   const routes = new Map<
     string,
-    { host: string; path: string; pathType: IngressPath['pathType']; labels: Record<string, string> }
+    {
+      host: string;
+      route: PathRoute;
+      rank: number;
+      /** What the route is for, in its description. */
+      what: string;
+      labels: Record<string, string>;
+    }
   >();
   const services = new Map<
     string,
     { service: string; port: ServiceBackendPort | undefined; labels: Record<string, string> }
   >();
+  /** The tunnel group of a Service backend (and its Tunnel). */
+  const labelsOf = (service: NonNullable<IngressBackend['service']>) => {
+    const port = portLabel(service.port);
+    const labels = { ingress: ingressLabel, service: service.name, port: port || 'default' };
+    services.set(`${service.name}:${port}`, { service: service.name, port: service.port, labels });
+    return labels;
+  };
+  const addRoute = (
+    host: string,
+    route: PathRoute,
+    rank: number,
+    what: string,
+    labels: Record<string, string>,
+  ) => {
+    const key = `${host}${route.path} ${route.matchType}`;
+    const existing = routes.get(key);
+    if (!existing || rank < existing.rank) routes.set(key, { host, route, rank, what, labels });
+  };
   for (const [index, rule] of (ingress.spec?.rules ?? []).entries()) {
     if (!rule.host) {
       ignored.push(`spec.rules[${index}] (no host: not supported)`);
@@ -144,13 +196,29 @@ export function desiredObjects(ingress: IngressObject): DesiredState {
         ignored.push(`spec.rules[${index}].http.paths[${pathIndex}] (a resource backend: not supported)`);
         continue;
       }
-      const port = portLabel(service.port);
-      const labels = { ingress: ingressLabel, service: service.name, port: port || 'default' };
-      services.set(`${service.name}:${port}`, { service: service.name, port: service.port, labels });
-      const routePath = path.path || '/';
-      // The first of two identical (host, path) wins, as in most ingress controllers.
-      const key = `${host}${routePath} ${matchTypeOf(path.pathType)}`;
-      if (!routes.has(key)) routes.set(key, { host, path: routePath, pathType: path.pathType, labels });
+      const labels = labelsOf(service);
+      const rank = path.pathType === 'Exact' ? RANK.exact : RANK.path;
+      const what = `${host}${path.path || '/'} (${path.pathType ?? 'ImplementationSpecific'})`;
+      for (const route of pathRoutes(path.path, path.pathType)) addRoute(host, route, rank, what, labels);
+    }
+  }
+  // The default backend: `path_prefix /` on every host, the route the edge tries last (any exact
+  // path and any longer prefix come first), so it serves exactly what no rule matches.
+  const defaultBackend = ingress.spec?.defaultBackend;
+  if (defaultBackend && !defaultBackend.service) {
+    ignored.push('spec.defaultBackend (a resource backend: not supported)');
+  } else if (defaultBackend?.service && hosts.length === 0) {
+    ignored.push('spec.defaultBackend (no rule names a host: an edge serves named hosts only)');
+  } else if (defaultBackend?.service) {
+    const labels = labelsOf(defaultBackend.service);
+    for (const host of hosts) {
+      addRoute(
+        host,
+        { matchType: 'path_prefix', path: '/' },
+        RANK.defaultBackend,
+        `${host} (defaultBackend)`,
+        labels,
+      );
     }
   }
   if (hosts.length === 0) return { objects: [], ignored, certificates: [] };
@@ -184,15 +252,15 @@ export function desiredObjects(ingress: IngressObject): DesiredState {
       },
     },
   ];
-  for (const { host, path, pathType, labels } of routes.values()) {
+  for (const { host, route, what, labels } of routes.values()) {
     objects.push({
       kind: HTTPS_EDGE_ROUTE,
-      name: childName(name, 'route', [host, path, matchTypeOf(pathType)]),
+      name: childName(name, 'route', [host, route.path, route.matchType]),
       spec: {
-        description: `Ingress ${namespace}/${name}: ${host}${path} to ${labels.service}:${labels.port}`,
+        description: `Ingress ${namespace}/${name}: ${what} to ${labels.service}:${labels.port}`,
         edgeRef: { name: edgeName },
-        matchType: matchTypeOf(pathType),
-        match: `${host}${path}`,
+        matchType: route.matchType,
+        match: `${host}${route.path}`,
         backend: { labels },
         ...(policies.length > 0
           ? { ipRestriction: { ipPolicyRefs: policies.map((policy) => ({ name: policy })) } }
