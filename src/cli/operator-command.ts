@@ -50,6 +50,12 @@ export const operatorCommand = defineCommand({
       defaultText: "the Ingress's own hosts",
       help: "the edges' public address, written to status.loadBalancer.ingress of Ingresses of the class edgeward (ip or hostname), for external-dns",
     },
+    'gateway-api': {
+      type: 'string',
+      value: 'auto|off',
+      defaultText: 'auto',
+      help: 'auto: run the GatewayClass controller when the Gateway API CRDs are served at start (install them first, or restart); off: never (another implementation, or another edgeward operator, owns the classes of edgeward.dev/gateway-controller)',
+    },
     ...RUNTIME_FLAGS,
   },
   footer: `exit codes: 0 stopped by SIGTERM or SIGINT, 1 leadership lost (restart to stand by) or failed,
@@ -83,6 +89,10 @@ environment:
       }
     }
     const ingress = { statusAddresses: ingressStatusAddresses(values['ingress-status-address']) };
+    const gatewayApi = values['gateway-api'] ?? 'auto';
+    if (gatewayApi !== 'auto' && gatewayApi !== 'off') {
+      throw new UsageError(`--gateway-api: ${JSON.stringify(gatewayApi)} is neither auto nor off`);
+    }
     const caFile = values['edge-ca'];
     let ca: EdgeCaFile | undefined;
     if (caFile !== undefined) {
@@ -106,13 +116,14 @@ environment:
     const edge = { addr: edgeAddr, ca: ca?.current, serverName: values['edge-server-name'] };
     try {
       const kubeConfig = loadKubeConfig(values.kubeconfig);
-      const { manager, api } = createOperator({
+      const { manager, api } = await createOperator({
         kubeConfig,
         apiUrl,
         apiKey,
         flags: values,
         edge,
         ingress,
+        gatewayApi,
         log,
       });
       manager.installSignalHandlers();

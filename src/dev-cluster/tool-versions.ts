@@ -30,6 +30,11 @@ export const TOOL_VERSIONS = {
    * wraps the controllers of the published module; its CRDs ship in the module's deploy/crds.
    */
   certManager: 'v1.21.2',
+  /**
+   * sigs.k8s.io/gateway-api: the Gateway API CRDs (the module's config/crd/standard and
+   * config/crd/experimental), which the operator's GatewayClass controller reconciles.
+   */
+  gatewayApi: 'v1.6.3',
 } as const;
 
 /** What every Kubernetes suite needs. */
@@ -58,7 +63,12 @@ export type CertificateTool =
    * are too big for the last-applied annotation of a client-side apply).
    */
   | 'cert-manager-crds';
-export type ToolName = ControlPlaneTool | NodeTool | CertificateTool;
+/**
+ * The Gateway API CRDs: a folder holding `standard/` and `experimental/` (the release's two
+ * channels, each with its `*_vap_safeupgrades.yaml` admission policy); apply them server-side.
+ */
+export type GatewayApiTool = 'gateway-api-crds';
+export type ToolName = ControlPlaneTool | NodeTool | CertificateTool | GatewayApiTool;
 export const ALL_TOOLS: readonly ControlPlaneTool[] = [
   'etcd',
   'kube-apiserver',

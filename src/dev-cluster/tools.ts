@@ -85,6 +85,11 @@ const groups: ToolGroup[] = [
     build: buildCertManager,
   },
   {
+    folder: `gateway-api-${TOOL_VERSIONS.gatewayApi}`,
+    tools: ['gateway-api-crds'],
+    build: buildGatewayApi,
+  },
+  {
     folder: `argocd-lua-${TOOL_VERSIONS.gopherLua}`,
     tools: ['argocd-lua'],
     build: (outDir, log) =>
@@ -378,6 +383,22 @@ async function buildCertManager(outDir: string, log: Log): Promise<void> {
   const source = moduleSource(module, version);
   const crds = readdirSync(join(source, 'deploy', 'crds')).filter((file) => file.endsWith('.yaml'));
   copyFromModule(join(source, 'deploy', 'crds'), crds, join(outDir, 'cert-manager-crds'));
+}
+
+/**
+ * The Gateway API CRDs of sigs.k8s.io/gateway-api: `gateway-api-crds/standard/` and
+ * `gateway-api-crds/experimental/`, the YAML files of the module's `config/crd/<channel>` (no
+ * kustomization.yaml). Nothing to compile.
+ */
+async function buildGatewayApi(outDir: string, log: Log): Promise<void> {
+  const version = TOOL_VERSIONS.gatewayApi;
+  log(`gateway-api-crds ${version}: go mod download sigs.k8s.io/gateway-api`);
+  const source = moduleSource('sigs.k8s.io/gateway-api', version);
+  for (const channel of ['standard', 'experimental']) {
+    const from = join(source, 'config', 'crd', channel);
+    const files = readdirSync(from).filter((file) => file.endsWith('.yaml') && file !== 'kustomization.yaml');
+    copyFromModule(from, files, join(outDir, 'gateway-api-crds', channel));
+  }
 }
 
 /**

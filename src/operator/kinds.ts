@@ -4,6 +4,8 @@ import { registerBotUser } from './controllers/bot-user/register.js';
 import { registerCertificateAuthority } from './controllers/certificate-authority/register.js';
 import { registerEventDestination } from './controllers/event-destination/register.js';
 import { registerEventSubscription } from './controllers/event-subscription/register.js';
+import type { GatewayApiDiscovery } from './controllers/gateway-class/discovery.js';
+import { registerGatewayClass } from './controllers/gateway-class/register.js';
 import { registerHttpsEdge } from './controllers/https-edge/register.js';
 import { registerHttpsEdgeRoute } from './controllers/https-edge-route/register.js';
 import { OWNED_KINDS, registerIngress } from './controllers/ingress/register.js';
@@ -50,6 +52,8 @@ export interface OperatorSettings {
   edge?: TunnelEdgeSettings;
   /** What Ingresses' status says (`--ingress-status-address`). */
   ingress?: IngressSettings;
+  /** What the operator found of the Gateway API at start; the GatewayClass controller runs if served. */
+  gatewayApi?: GatewayApiDiscovery;
 }
 
 /** One kind of the operator: its CRD, its controller, and what its controller needs from RBAC. */
@@ -139,6 +143,28 @@ const INGRESS_RULES: readonly PolicyRule[] = [
   },
 ];
 
+/** What the GatewayClass controller needs of RBAC (cluster-scoped kinds: a ClusterRole grants them). */
+const GATEWAY_CLASS_RULES: readonly PolicyRule[] = [
+  {
+    why: 'GatewayClasses (get/list/watch: an informer, probed at start with a list) whose controllerName is edgeward.dev/gateway-controller. Read only (but for the next rule).',
+    apiGroups: ['gateway.networking.k8s.io'],
+    resources: ['gatewayclasses'],
+    verbs: ['get', 'list', 'watch'],
+  },
+  {
+    why: 'The status of our GatewayClasses: the Accepted and SupportedVersion conditions (update of the status subresource; patch for a merge of conditions).',
+    apiGroups: ['gateway.networking.k8s.io'],
+    resources: ['gatewayclasses/status'],
+    verbs: ['patch', 'update'],
+  },
+  {
+    why: 'The installed Gateway API release: the bundle-version annotation of the GatewayClass CRD, read once at start (SupportedVersion). RBAC rules here carry no resourceNames: get of any CRD, read only.',
+    apiGroups: ['apiextensions.k8s.io'],
+    resources: ['customresourcedefinitions'],
+    verbs: ['get'],
+  },
+];
+
 /**
  * A controller of a kind the operator does not define (Kubernetes' own): how it is registered and
  * the RBAC rules it needs (with why), added to those of the kinds.
@@ -153,6 +179,8 @@ export interface OperatorController {
 export const OPERATOR_CONTROLLERS: readonly OperatorController[] = [
   // Ingresses of the IngressClass edgeward -> the HTTPSEdge, routes and Tunnels they own.
   { name: 'ingress', register: registerIngress, rules: INGRESS_RULES },
+  // GatewayClasses of controllerName edgeward.dev/gateway-controller -> Accepted (when served at start).
+  { name: 'gateway-class', register: registerGatewayClass, rules: GATEWAY_CLASS_RULES },
 ];
 
 /** The CRD definitions of every kind, for the generator. */

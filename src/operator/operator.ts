@@ -1,5 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { EdgewardClient } from '../client/index.js';
+import { discoverGatewayApi, type GatewayApiDiscovery } from './controllers/gateway-class/discovery.js';
 import { OPERATOR_CONTROLLERS, OPERATOR_KINDS, type OperatorSettings } from './kinds.js';
 import type { RuntimeFlagValues } from './runtime/flags.js';
 import { managerOptionsFromFlags } from './runtime/flags.js';
@@ -19,6 +20,8 @@ export interface OperatorOptions {
   edge?: OperatorSettings['edge'];
   /** What Ingresses' status says (`--ingress-status-address`). */
   ingress?: OperatorSettings['ingress'];
+  /** `--gateway-api`: `auto` (default) discovers GatewayClasses at start; `off` never runs their controller. */
+  gatewayApi?: 'auto' | 'off';
 }
 
 export interface Operator {
@@ -26,14 +29,22 @@ export interface Operator {
   api: EdgewardClient;
 }
 
-/** Builds the manager with every controller registered (not started). */
-export function createOperator(options: OperatorOptions): Operator {
+/**
+ * Builds the manager with every controller registered (not started). Asks the apiserver first
+ * whether the Gateway API is served (the GatewayClass controller is registered only then), unless
+ * `gatewayApi` is `off`.
+ */
+export async function createOperator(options: OperatorOptions): Promise<Operator> {
   const log = options.log ?? createLogger();
   const manager = new Manager({
     kubeConfig: options.kubeConfig,
     log,
     ...managerOptionsFromFlags(options.flags),
   });
+  let gatewayApi: GatewayApiDiscovery = { served: false };
+  if (options.gatewayApi === 'off')
+    log.info('Gateway API: --gateway-api=off; the GatewayClass controller is off');
+  else gatewayApi = await discoverGatewayApi(manager.api, log);
   const api = new EdgewardClient(
     manager.clientOptions({
       baseUrl: options.apiUrl,
@@ -41,7 +52,7 @@ export function createOperator(options: OperatorOptions): Operator {
       userAgent: 'edgeward-operator',
     }),
   );
-  const settings: OperatorSettings = { edge: options.edge, ingress: options.ingress };
+  const settings: OperatorSettings = { edge: options.edge, ingress: options.ingress, gatewayApi };
   for (const kind of OPERATOR_KINDS) kind.register(manager, api, settings);
   for (const controller of OPERATOR_CONTROLLERS) controller.register(manager, api, settings);
   return { manager, api };

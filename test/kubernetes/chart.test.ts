@@ -1363,7 +1363,12 @@ describe('Helm chart and kustomize config', () => {
       return arg;
     });
     expect(args).toEqual(
-      expect.arrayContaining(['operator', '--leader-elect', `--watch-namespaces=${workNs}`]),
+      expect.arrayContaining([
+        'operator',
+        '--leader-elect',
+        `--watch-namespaces=${workNs}`,
+        '--gateway-api=off',
+      ]),
     );
     const logLevel = container?.env.find((env) => env.name === 'LOG_LEVEL')?.value ?? 'info';
 

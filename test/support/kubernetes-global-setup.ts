@@ -9,6 +9,7 @@ import {
   type EndpointNetwork,
   endpointNetworkUnavailable,
 } from '../../src/lib/endpoint-network.js';
+import { applyGatewayApiCrds } from './gateway-api.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -51,9 +52,17 @@ function endpointNetwork(project: TestProject): EndpointNetwork | undefined {
   return network;
 }
 
+/** The Gateway API CRDs, for every file (test/support/gateway-api.ts). */
+async function gatewayApiCrds(kubeconfig: string): Promise<void> {
+  const started = Date.now();
+  await applyGatewayApiCrds(kubeconfig, log);
+  log(`Gateway API CRDs applied in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
 /**
  * One control plane for the whole run: tests make their own namespaces. With KUBECONFIG set, that
- * cluster is used as it is and nothing is started or stopped. Either way, one endpoint network
+ * cluster is used as it is and nothing is started or stopped. Either way the Gateway API CRDs are
+ * applied (server-side, additive; never removed), and one endpoint network
  * (a veth pair and a network namespace) for the Services whose "pods" are servers of the tests.
  */
 export default async function setup(project: TestProject) {
@@ -66,6 +75,12 @@ export default async function setup(project: TestProject) {
     log(`using the existing cluster of KUBECONFIG=${process.env.KUBECONFIG}`);
     project.provide('kubeconfig', process.env.KUBECONFIG);
     project.provide('devClusterDir', '');
+    try {
+      await gatewayApiCrds(process.env.KUBECONFIG);
+    } catch (error) {
+      network?.remove();
+      throw error;
+    }
     return () => network?.remove();
   }
   const dir = mkdtempSync(join(tmpdir(), 'edgeward-kube-'));
@@ -84,6 +99,12 @@ export default async function setup(project: TestProject) {
     network?.remove();
     await controlPlaneDown(dir);
   };
+  try {
+    await gatewayApiCrds(plane.kubeconfigPath);
+  } catch (error) {
+    await teardown();
+    throw error;
+  }
   // A run interrupted with Ctrl-C still stops its etcd and kube-apiserver (and removes its network).
   process.once('SIGINT', () => void teardown().finally(() => process.exit(130)));
   return teardown;

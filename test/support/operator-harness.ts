@@ -173,6 +173,11 @@ export class OperatorHarness {
         'off',
         '--api-qps',
         '20',
+        // GatewayClasses are cluster-scoped: every file's operator would write the status of the
+        // classes of operator-gateway-class.test.ts (a write its expectNoDrift would count). That
+        // file turns it back on (`--gateway-api auto`: the last value wins).
+        '--gateway-api',
+        'off',
         ...this.#operatorArgs,
         ...extraArgs,
       ],

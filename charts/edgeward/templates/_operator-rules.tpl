@@ -102,6 +102,22 @@ them, a Role per namespace otherwise (templates/rbac.yaml).
     - tunnelcredentials
     - tunnels
   verbs: ["create", "update", "delete"]
+# GatewayClasses (get/list/watch: an informer, probed at start with a list) whose controllerName is
+# edgeward.dev/gateway-controller. Read only (but for the next rule).
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["gatewayclasses"]
+  verbs: ["get", "list", "watch"]
+# The status of our GatewayClasses: the Accepted and SupportedVersion conditions (update of the
+# status subresource; patch for a merge of conditions).
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["gatewayclasses/status"]
+  verbs: ["patch", "update"]
+# The installed Gateway API release: the bundle-version annotation of the GatewayClass CRD, read
+# once at start (SupportedVersion). RBAC rules here carry no resourceNames: get of any CRD, read
+# only.
+- apiGroups: ["apiextensions.k8s.io"]
+  resources: ["customresourcedefinitions"]
+  verbs: ["get"]
 # core/v1 Events about the CRs (kubectl describe): created, then patched (count, lastTimestamp) when
 # the same event repeats.
 - apiGroups: [""]

@@ -235,7 +235,8 @@ export class Manager {
           labelSelector: config.labelSelector,
           fieldSelector: config.fieldSelector,
         }),
-        namespaces: config.namespaces ?? this.#options.namespaces,
+        // A cluster-scoped kind has one collection, whatever namespaces the manager watches.
+        namespaces: kind.namespaced === false ? undefined : (config.namespaces ?? this.#options.namespaces),
         transform: composeTransforms(base, config.transform),
         filter: (object) => this.#caches(id, object),
         log: this.log,
