@@ -28,6 +28,7 @@ const DEMO_ENTRIES = new Set([
   ACME_ROOT_FILE,
 ]);
 const DEMO_LABELS = { app: 'demo', env: 'local' };
+const DEMO_TCP_PORTS = { min: 20000, max: 29999 };
 
 /** The process id of a demo still running from `dataDir`, if one is. */
 function runningDemo(dataDir: string): number | undefined {
@@ -183,6 +184,9 @@ async function runDemo(options: {
     adminApiKey: adminKey,
     logger: false,
     acme: acme?.settings,
+    // Below the kernel's ephemeral ports (32768-60999 on Linux): a reserved address's port is never
+    // one an outgoing connection of this machine happens to hold.
+    tcpPortRange: DEMO_TCP_PORTS,
   }).catch(async (error: unknown) => {
     await acme?.stop();
     // The likeliest first-hour failure: another server or demo already has the port.
